@@ -1,0 +1,207 @@
+"""Data-plane benchmark: mockd engine vs a raw ASGI ceiling, loaded with wrk on loopback.
+
+Server pinned to core 0, wrk to core 1: ``wrk -t1 -c50 -d10s --latency``. Reports req/s, p50,
+p99, server RSS and the ratio to the raw-ASGI ceiling measured in the same run.
+
+Scenarios (issue "runnable mock server", item 8):
+  ceiling   raw ASGI hello-world under uvicorn (same settings)
+  static    GET /api/hello -> {"message":"hello"}, the only mock
+  crowded   the same among 1,000 other mocks, half with {param} paths
+  jsonpath  POST /api/orders with a bodyJsonPath matcher
+  daphne    static, served by daphne (--server daphne)
+  templated GET /api/users/{id}?q= with five template expressions
+
+Usage: python bench/run_bench.py [--duration 10] [--connections 50] [--only static,crowded]
+Needs wrk (Debian package) and taskset. Writes bench/out/results.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import yaml
+
+HERE = Path(__file__).resolve().parent
+PYTHON = sys.executable
+MOCKD = str(Path(sys.executable).parent / "mockd")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def hello_mock() -> dict:
+    return {"id": "hello", "http": {"matcher": {"method": "GET", "path": "/api/hello"},
+                                    "response": {"statusCode": 200,
+                                                 "body": {"message": "hello"}}}}
+
+
+def crowded_config() -> dict:
+    mocks = []
+    for index in range(1000):
+        if index % 2:
+            path = f"/api/resource{index}/{{id}}/items/{{item}}"
+        else:
+            path = f"/api/static{index}/list"
+        mocks.append({"id": f"m{index}", "http": {
+            "matcher": {"method": ["GET", "POST", "PUT"][index % 3], "path": path},
+            "response": {"body": {"index": index}}}})
+    mocks.insert(500, hello_mock())
+    return {"version": "1.0", "mocks": mocks}
+
+
+def jsonpath_config() -> dict:
+    return {"version": "1.0", "mocks": [
+        {"id": "order-gold", "http": {
+            "matcher": {"method": "POST", "path": "/api/orders",
+                        "bodyJsonPath": {"$.customer.tier": "gold", "$.items[0].sku": "A-1"}},
+            "response": {"statusCode": 201, "body": {"accepted": True, "tier": "gold"}}}},
+        {"id": "order-any", "http": {
+            "matcher": {"method": "POST", "path": "/api/orders"},
+            "response": {"statusCode": 201, "body": {"accepted": True}}}},
+    ]}
+
+
+def templated_config() -> dict:
+    return {"version": "1.0", "mocks": [
+        {"id": "templated", "http": {
+            "matcher": {"method": "POST", "path": "/api/users/{id}"},
+            "response": {"body": {"id": "{{request.pathParam.id}}",
+                                  "q": "{{request.query.q}}",
+                                  "name": "{{request.body.name}}",
+                                  "requestId": "{{uuid}}",
+                                  "fake": "{{faker.name}}"}}}}]}
+
+
+POST_ORDER = json.dumps({"customer": {"tier": "gold"}, "items": [{"sku": "A-1", "qty": 2}]})
+POST_USER = json.dumps({"name": "Ada"})
+
+SCENARIOS = {
+    "static": ({"version": "1.0", "mocks": [hello_mock()]}, "GET", "/api/hello", None, []),
+    "crowded": (crowded_config(), "GET", "/api/hello", None, []),
+    "jsonpath": (jsonpath_config(), "POST", "/api/orders", POST_ORDER, []),
+    "daphne": ({"version": "1.0", "mocks": [hello_mock()]}, "GET", "/api/hello", None,
+               ["--server", "daphne"]),
+    "templated": (templated_config(), "POST", "/api/users/42?q=search", POST_USER, []),
+}
+
+
+def wait_ready(url: str, process: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}")
+        try:
+            if httpx.get(url, timeout=1, trust_env=False).status_code < 500:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{url} not ready in {timeout}s")
+
+
+def rss_mb(pid: int) -> float:
+    text = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmRSS:\s+(\d+)", text).group(1)) / 1024
+
+
+def parse_latency(text: str, label: str) -> float:
+    match = re.search(rf"^\s+{label}%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
+    if not match:
+        return float("nan")
+    value, unit = float(match.group(1)), match.group(2)
+    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+
+def run_wrk(url: str, method: str, body: str | None, duration: int, connections: int) -> dict:
+    argv = ["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{duration}s",
+            "--latency"]
+    script = None
+    if method != "GET":
+        script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+        script.write(f'wrk.method = "{method}"\nwrk.body = {json.dumps(body)}\n'
+                     'wrk.headers["Content-Type"] = "application/json"\n')
+        script.close()
+        argv += ["-s", script.name]
+    output = subprocess.run(argv + [url], capture_output=True, text=True, check=True).stdout
+    if script:
+        os.unlink(script.name)
+    requests = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
+    errors = re.search(r"Socket errors: (.*)", output)
+    return {"rps": requests, "p50_ms": parse_latency(output, "50"),
+            "p99_ms": parse_latency(output, "99"), "non2xx": int(non2xx.group(1)) if non2xx else 0,
+            "socket_errors": errors.group(1) if errors else ""}
+
+
+def measure(name: str, argv: list[str], url: str, method: str, body: str | None,
+            duration: int, connections: int, workdir: Path) -> dict:
+    process = subprocess.Popen(["taskset", "-c", "0", *argv], stdout=subprocess.DEVNULL,
+                               stderr=open(workdir / f"{name}.log", "wb"), cwd=workdir)
+    try:
+        wait_ready(url.rsplit("/api", 1)[0] + "/health" if name != "ceiling" else url, process)
+        # warm-up: fills caches, lets the allocator settle
+        run_wrk(url, method, body, 2, connections)
+        result = run_wrk(url, method, body, duration, connections)
+        result["rss_mb"] = round(rss_mb(process.pid), 1)
+        return result
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=50)
+    parser.add_argument("--only", default="", help="comma-separated scenario names")
+    arguments = parser.parse_args()
+    if not shutil.which("wrk"):
+        print("wrk is not installed (apt-get install wrk)", file=sys.stderr)
+        return 2
+    selected = [name for name in SCENARIOS
+                if not arguments.only or name in arguments.only.split(",")]
+    workdir = Path(tempfile.mkdtemp(prefix="mockd-bench-"))
+    results: dict[str, dict] = {}
+    port = free_port()
+    results["ceiling"] = measure("ceiling", [PYTHON, str(HERE / "raw_asgi.py"), str(port)],
+                                 f"http://127.0.0.1:{port}/api/hello", "GET", None,
+                                 arguments.duration, arguments.connections, workdir)
+    for name in selected:
+        config, method, path, body, extra = SCENARIOS[name]
+        config_path = workdir / f"{name}.yaml"
+        config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+        port = free_port()
+        argv = [MOCKD, "engine", "-c", str(config_path), "--port", str(port), *extra]
+        results[name] = measure(name, argv, f"http://127.0.0.1:{port}{path}", method, body,
+                                arguments.duration, arguments.connections, workdir)
+    ceiling = results["ceiling"]["rps"]
+    print(f"{'scenario':<10} {'req/s':>9} {'ratio':>7} {'p50 ms':>8} {'p99 ms':>8} "
+          f"{'RSS MB':>7} {'non-2xx':>8}")
+    for name, result in results.items():
+        result["ratio_to_ceiling"] = round(result["rps"] / ceiling, 3)
+        print(f"{name:<10} {result['rps']:>9.0f} {result['ratio_to_ceiling']:>7.2f} "
+              f"{result['p50_ms']:>8.2f} {result['p99_ms']:>8.2f} {result['rss_mb']:>7.1f} "
+              f"{result['non2xx']:>8}")
+    out = HERE / "out"
+    out.mkdir(exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""The ``mockd`` command line (SPEC "Command-line surface"; behavior notes §15).
+
+Server commands (``start``/``serve``, ``engine``) run in the foreground through
+:func:`mockd_project.runner.run_server`. Client commands talk to the admin API and arrive
+with the control-plane features.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from mockd_project import __version__
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    try:
+        return int(value) if value else default
+    except ValueError:
+        raise click.BadParameter(f"{name}={value!r} is not a port number") from None
+
+
+class MockdGroup(click.Group):
+    """Click group that suggests the closest command for a typo."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as error:
+            import difflib
+
+            name = args[0] if args else ""
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise click.UsageError(f"unknown command {name!r}.{hint} "
+                                   f"Run 'mockd --help' for the list of commands.",
+                                   ctx) from error
+
+
+@click.group(cls=MockdGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-v", prog_name="mockd",
+                      message="%(prog)s %(version)s")
+def main() -> None:
+    """mockd: a local, offline, multi-protocol mock server.
+
+    Start it with a config file and point your app at http://localhost:4280:
+
+        mockd start -c examples/quickstart.yaml
+    """
+
+
+def _server_options(function):
+    options = [
+        click.option("-c", "--config", "config", type=click.Path(dir_okay=False),
+                     default=lambda: os.environ.get("MOCKD_CONFIG"),
+                     help="Config file (YAML or JSON)."),
+        click.option("--host", default="127.0.0.1", show_default=True,
+                     help="Interface to listen on (loopback unless you ask for more)."),
+        click.option("--engine-port", type=click.IntRange(0, 65535), default=None,
+                     help="Engine-control port (default: first free from 4281)."),
+        click.option("--server", type=click.Choice(["uvicorn", "daphne"]), default="uvicorn",
+                     show_default=True, help="ASGI server for the listeners."),
+        click.option("--log-level", default=None,
+                     type=click.Choice(["debug", "info", "warn", "warning", "error"]),
+                     help="Log level."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server,
+           log_level) -> None:
+    from mockd_project.runner import RunOptions, run_server
+
+    options = RunOptions(full=True, config=config, host=host, port=port, admin_port=admin_port,
+                         engine_port=engine_port, data_dir=data_dir, no_auth=no_auth,
+                         server=server, log_level=_level(log_level, "warning"))
+    sys.exit(run_server(options))
+
+
+def _level(value: str | None, default: str) -> str:
+    value = value or default
+    return "warning" if value == "warn" else value
+
+
+def _start_command(name: str, help_text: str):
+    @main.command(name, help=help_text)
+    @_server_options
+    @click.option("-p", "--port", type=click.IntRange(0, 65535),
+                  default=lambda: _env_int("MOCKD_PORT", 4280), show_default="4280",
+                  help="Mock server (data plane) port.")
+    @click.option("-a", "--admin-port", type=click.IntRange(0, 65535),
+                  default=lambda: _env_int("MOCKD_ADMIN_PORT", 4290), show_default="4290",
+                  help="Admin API port.")
+    @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+                  help="Data directory (default $MOCKD_DATA_DIR or ~/.local/share/mockd).")
+    @click.option("--no-auth", is_flag=True, help="Do not require an admin API key.")
+    def command(config, host, engine_port, server, log_level, port, admin_port, data_dir,
+                no_auth):
+        _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server, log_level)
+
+    return command
+
+
+_start_command("start", "Start the mock server and the admin API in the foreground.")
+_start_command("serve", "Alias of 'start'.")
+
+
+@main.command("engine")
+@_server_options
+@click.option("-p", "--port", type=click.IntRange(0, 65535), default=4280, show_default=True,
+              help="Mock server port; 0 picks a free port.")
+@click.option("--print-url", is_flag=True, help="Print the mock server URL on stdout.")
+def engine_command(config, host, engine_port, server, log_level, port, print_url):
+    """Headless engine: data plane only; no admin API, database, PID file or disk writes."""
+    from mockd_project.runner import RunOptions, run_server
+
+    if not config:
+        raise click.UsageError("'mockd engine' needs a config file: -c/--config FILE")
+    options = RunOptions(full=False, config=config, host=host, port=port,
+                         engine_port=engine_port, print_url=print_url, server=server,
+                         log_level=_level(log_level, "warning"))
+    sys.exit(run_server(options))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

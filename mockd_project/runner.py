@@ -1,0 +1,266 @@
+"""Runs every listener of one mockd process on one asyncio event loop.
+
+``run_server(options)`` is what ``mockd start``/``serve``, ``mockd engine`` and the
+``runmocks``/``runengine`` management commands call. Order of work (ARCHITECTURE "Processes
+and ports"; STYLE §1): read and compile the config (exit 2 on a config error) -> bind every
+socket (exit 1 when a port is taken) -> set up Django (full mode only) -> mark ready -> serve
+until SIGINT/SIGTERM -> stop within about two seconds.
+
+Listeners are uvicorn servers (uvloop + httptools) driven by hand with ``lifespan`` off, since
+startup is done here before the sockets accept; ``--server daphne`` runs the same ASGI apps
+under daphne instead.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mocks.engine.control import EngineControl, EngineControlApp
+from mocks.engine.core import DEFAULT_MAX_BODY_SIZE, Engine
+from mocks.engine.errors import ConfigError
+from mocks.engine.loader import load_config_file
+
+from mockd_project.runtime import runtime
+
+logger = logging.getLogger("mockd")
+
+EXIT_CONFIG_ERROR = 2
+EXIT_LISTEN_ERROR = 1
+ENGINE_CONTROL_FIRST_PORT = 4281
+ENGINE_CONTROL_LAST_PORT = 4380
+
+
+@dataclass
+class RunOptions:
+    """Options of one server run (behavior notes §15).
+
+    Attributes:
+        full: True for ``start`` (engine + admin), False for ``engine`` (headless).
+        config: config file path or None.
+        host: interface for the data plane and admin (default loopback).
+        port, admin_port: listener ports; 0 picks a free port.
+        engine_port: engine-control port; None = first free from 4281.
+        data_dir: admin data directory (full mode only).
+        no_auth: disable admin API keys.
+        print_url: print the data-plane URL on stdout once listening.
+        server: ``uvicorn`` or ``daphne``.
+        log_level: Python logging level name.
+        quiet: do not print the human banner.
+    """
+
+    full: bool = True
+    config: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 4280
+    admin_port: int = 4290
+    engine_port: int | None = None
+    data_dir: str | None = None
+    no_auth: bool = False
+    print_url: bool = False
+    server: str = "uvicorn"
+    log_level: str = "warning"
+    quiet: bool = False
+    max_body_size: int = DEFAULT_MAX_BODY_SIZE
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class StartupFailure(Exception):
+    """Startup cannot go on; ``exit_code`` and a one-line ``message`` for stderr."""
+
+    def __init__(self, exit_code: int, message: str):
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.message = message
+
+
+def bind_socket(host: str, port: int, what: str) -> socket.socket:
+    """A listening TCP socket; raises :class:`StartupFailure` (exit 1) when it cannot bind."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as error:
+        sock.close()
+        raise StartupFailure(EXIT_LISTEN_ERROR,
+                             f"cannot listen on {host}:{port} for the {what}: "
+                             f"{error.strerror or error}") from None
+    sock.setblocking(False)
+    return sock
+
+
+def bind_engine_control(port: int | None) -> socket.socket:
+    """The engine-control socket: ``port`` if pinned, else first free from 4281 to 4380,
+    else any free port; always loopback (behavior notes §15)."""
+    if port is not None:
+        return bind_socket("127.0.0.1", port, "engine control")
+    for candidate in range(ENGINE_CONTROL_FIRST_PORT, ENGINE_CONTROL_LAST_PORT + 1):
+        try:
+            return bind_socket("127.0.0.1", candidate, "engine control")
+        except StartupFailure:
+            continue
+    return bind_socket("127.0.0.1", 0, "engine control")
+
+
+def _url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+def prepare(options: RunOptions) -> tuple[Engine, Any]:
+    """Load and compile the config into a new engine. Raises :class:`StartupFailure` (2)."""
+    engine = Engine(max_body_size=options.max_body_size)
+    if options.config:
+        try:
+            config = load_config_file(options.config)
+            engine.load(config, base_dir=Path(options.config).resolve().parent)
+        except ConfigError as error:
+            raise StartupFailure(EXIT_CONFIG_ERROR, f"config error: {error}") from None
+        return engine, config
+    engine.ready = True
+    return engine, None
+
+
+def setup_django(options: RunOptions) -> None:
+    """Point Django at the data directory and set it up (full mode only)."""
+    data_dir = Path(options.data_dir).expanduser() if options.data_dir else None
+    if data_dir is not None:
+        os.environ["MOCKD_DATA_DIR"] = str(data_dir)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mockd_project.settings")
+    from django.conf import settings
+
+    import django
+
+    django.setup()
+    Path(settings.DATA_DIR).mkdir(parents=True, exist_ok=True)
+
+
+def run_server(options: RunOptions) -> int:
+    """Run until stopped; returns the process exit status (0 on a clean stop)."""
+    logging.basicConfig(level=options.log_level.upper(), format="%(levelname)s %(name)s: %(message)s",
+                        stream=sys.stderr)
+    try:
+        engine, _config = prepare(options)
+        data_socket = bind_socket(options.host, options.port, "mock server")
+        admin_socket = (bind_socket(options.host, options.admin_port, "admin API")
+                        if options.full else None)
+        control_socket = bind_engine_control(options.engine_port)
+    except StartupFailure as failure:
+        print(failure.message, file=sys.stderr)
+        return failure.exit_code
+
+    from mockd_project.asgi import data_plane_application
+
+    control = EngineControl(engine)
+    runtime.control = control
+    apps: list[tuple[str, Any, socket.socket]] = [
+        ("data", data_plane_application(engine), data_socket),
+        ("control", EngineControlApp(control), control_socket),
+    ]
+    if options.full:
+        try:
+            setup_django(options)
+        except Exception as error:  # noqa: BLE001 - one clear line instead of a traceback
+            print(f"cannot start the admin side: {error}", file=sys.stderr)
+            return EXIT_LISTEN_ERROR
+        from mockd_project.asgi import admin_application
+
+        apps.append(("admin", admin_application(), admin_socket))
+    data_port = data_socket.getsockname()[1]
+    runtime.ports = {"data": data_port, "control": control_socket.getsockname()[1]}
+    if admin_socket is not None:
+        runtime.ports["admin"] = admin_socket.getsockname()[1]
+    runtime.ready = True
+
+    def announce() -> None:
+        if options.print_url:
+            print(_url(options.host, data_port), flush=True)
+        if not options.quiet:
+            lines = [f"Mock server running on {_url(options.host, data_port)}"]
+            if options.full:
+                lines.append(f"Admin API running on {_url(options.host, runtime.ports['admin'])}")
+            lines.append("Press Ctrl+C to stop")
+            print("\n".join(lines), file=sys.stderr if options.print_url else sys.stdout,
+                  flush=True)
+
+    if options.server == "daphne":
+        return _run_daphne(apps, announce)
+    return _run_uvicorn(apps, options, announce)
+
+
+def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions,
+                 announce: Any) -> int:
+    import uvicorn
+
+    try:
+        import uvloop
+        loop_factory = uvloop.new_event_loop
+    except ImportError:  # pragma: no cover - uvloop ships with uvicorn[standard]
+        loop_factory = asyncio.new_event_loop
+
+    servers = []
+    for name, app, sock in apps:
+        config = uvicorn.Config(app, lifespan="off", http="httptools", loop="none",
+                                log_level=options.log_level, access_log=False,
+                                server_header=False, timeout_graceful_shutdown=1,
+                                ws="none" if name != "data" else "auto")
+        servers.append((uvicorn.Server(config), sock))
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        for server, sock in servers:
+            server.config.load()
+            server.lifespan = server.config.lifespan_class(server.config)
+            await server.startup(sockets=[sock])
+        announce()
+        tasks = [asyncio.create_task(server.main_loop()) for server, _ in servers]
+        waiter = asyncio.create_task(stop.wait())
+        await asyncio.wait([waiter, *tasks], return_when=asyncio.FIRST_COMPLETED)
+        for server, _ in servers:
+            server.should_exit = True
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*(server.shutdown(sockets=[sock]) for server, sock in servers),
+                             return_exceptions=True)
+        waiter.cancel()
+
+    loop = loop_factory()
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    return 0
+
+
+def _run_daphne(apps: list[tuple[str, Any, socket.socket]], announce: Any) -> int:
+    """Serve the same ASGI apps under daphne: one reactor, one app routed by local port."""
+    from daphne.server import Server
+    from twisted.internet import reactor
+
+    by_port = {sock.getsockname()[1]: app for _, app, sock in apps}
+    endpoints = []
+    for _, _, sock in apps:
+        host, port = sock.getsockname()[:2]
+        sock.close()  # daphne binds from endpoint strings; the port was reserved above
+        endpoints.append(f"tcp:port={port}:interface={host}")
+
+    async def route_by_port(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        server = scope.get("server") or (None, None)
+        app = by_port.get(server[1]) or next(iter(by_port.values()))
+        await app(scope, receive, send)
+
+    server = Server(application=route_by_port, endpoints=endpoints, signal_handlers=True,
+                    verbosity=0, ready_callable=lambda: reactor.callLater(0.05, announce))
+    server.run()
+    return 0

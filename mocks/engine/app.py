@@ -1,0 +1,198 @@
+"""The data-plane ASGI app: the lean hot path of the mock server.
+
+Pipeline (STYLE §4): read the request (body read once, capped) -> built-in health routes ->
+match against the snapshot -> respond -> serve event to observers.
+
+Source: ARCHITECTURE "Request flow (data plane)"; behavior notes §4 (order of built-in routes,
+``/__mockd/health``, ``/__mockd/ready``, ``/health``, ``/ready``, no-match answer, HEAD
+falling back to GET, 413 for large bodies).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Awaitable, Callable
+
+import orjson
+
+from .core import Engine, ServeEvent, utc_timestamp
+from .matching import near_misses
+from .request import MockRequest
+from .responses import JSON_TYPE, json_body, send_simple
+
+logger = logging.getLogger("mockd.engine")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class RequestTooLarge(Exception):
+    """The request body is over the engine's limit."""
+
+
+async def read_body(receive: Receive, limit: int, declared: int | None) -> bytes:
+    """Read the whole body; raises :class:`RequestTooLarge` past ``limit`` bytes."""
+    if declared is not None and declared > limit:
+        raise RequestTooLarge
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        if chunk:
+            size += len(chunk)
+            if size > limit:
+                raise RequestTooLarge
+            chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    if len(chunks) == 1:
+        return chunks[0]
+    return b"".join(chunks)
+
+
+class DataPlaneApp:
+    """ASGI app answering HTTP requests from an :class:`Engine`'s current snapshot.
+
+    Handles ``http`` scopes; a ``lifespan`` scope is acknowledged (startup happens in the
+    runner before the listener binds, so there is nothing left to do here).
+    """
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope_type = scope["type"]
+        if scope_type == "http":
+            await self.handle_http(scope, receive, send)
+        elif scope_type == "lifespan":
+            await acknowledge_lifespan(receive, send)
+
+    async def handle_http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        engine = self.engine
+        received_at = time.time()
+        started = time.perf_counter()
+        raw_headers = scope["headers"]
+        declared = None
+        host = ""
+        for name, value in raw_headers:
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = None
+            elif name == b"host":
+                host = value.decode("latin-1")
+        if not host:
+            server = scope.get("server") or ("localhost", None)
+            host = f"{server[0]}:{server[1]}" if server[1] else str(server[0])
+        client = scope.get("client")
+        request = MockRequest(scope["method"], scope["path"],
+                              scope.get("query_string", b"").decode("latin-1"),
+                              raw_headers=raw_headers, scheme=scope.get("scheme", "http"),
+                              host=host, client=f"{client[0]}:{client[1]}" if client else "")
+        try:
+            request.body = await read_body(receive, engine.max_body_size, declared)
+        except RequestTooLarge:
+            body = json_body({"error": "body_too_large",
+                              "message": f"Request body exceeds {engine.max_body_size} bytes"})
+            await send_simple(send, 413, [(b"content-type", JSON_TYPE),
+                                          (b"connection", b"close")], body)
+            self._observe(request, received_at, started, 413, error="body_too_large")
+            return
+
+        builtin = self._builtin(request)
+        if builtin is not None:
+            await send_simple(send, 200, [(b"content-type", JSON_TYPE)], builtin,
+                              head=request.method == "HEAD")
+            return
+
+        snapshot = engine.snapshot
+        match = snapshot.index.find(request)
+        if match is None and request.method == "HEAD":
+            # Behavior notes §4: "HEAD without a match is retried as GET".
+            request.method = "GET"
+            match = snapshot.index.find(request)
+            request.method = "HEAD"
+        if match is None:
+            if request.path == "/ready" and request.method in ("GET", "HEAD"):
+                await send_simple(send, 200, [(b"content-type", JSON_TYPE)],
+                                  self._ready_body(), head=request.method == "HEAD")
+                return
+            await self._no_match(request, snapshot, send, received_at, started)
+            return
+        candidate = match.candidate
+        try:
+            status = await candidate.action.respond(request, match.path_params,
+                                                    engine.template_state, send)
+        except Exception:  # noqa: BLE001 - a bug must cost one answer, never the server
+            logger.exception("mock %s failed to answer %s %s", candidate.mock_id,
+                             request.method, request.path)
+            status = 500
+            await _send_safely(send, 500, {"error": "internal_error",
+                                           "message": "The mock failed to render its response; "
+                                                      "see the server log"})
+        if engine.has_observers:
+            engine.notify(ServeEvent(request, received_at, (time.perf_counter() - started) * 1e3,
+                                     status, candidate.mock_id, candidate.path_template))
+
+    def _builtin(self, request: MockRequest) -> bytes | None:
+        """Bodies of the built-in routes answered before matching, or None."""
+        path = request.path
+        if request.method not in ("GET", "HEAD"):
+            return None
+        if path == "/health":
+            return orjson.dumps({"status": "ok", "timestamp": utc_timestamp()})
+        if path == "/__mockd/health":
+            return orjson.dumps({"status": "healthy", "timestamp": utc_timestamp()})
+        if path == "/__mockd/ready":
+            return self._ready_body()
+        return None
+
+    def _ready_body(self) -> bytes:
+        return orjson.dumps({"status": "ready" if self.engine.ready else "initializing",
+                             "checks": {"mocks": {"count": self.engine.snapshot.mock_count,
+                                                  "status": "ok"}}})
+
+    async def _no_match(self, request: MockRequest, snapshot: Any, send: Send,
+                        received_at: float, started: float) -> None:
+        misses = near_misses(snapshot.candidates, request)
+        payload: dict[str, Any] = {"error": "no_match", "message": "No mock matched the request",
+                                   "path": request.path, "method": request.method}
+        if misses:
+            payload["nearMisses"] = misses
+        body = orjson.dumps(payload)
+        await send_simple(send, 404, [(b"content-type", JSON_TYPE),
+                                      (b"x-mockd-near-misses", str(len(misses)).encode())],
+                          body, head=request.method == "HEAD")
+        self._observe(request, received_at, started, 404, near=misses, response_body=body)
+
+    def _observe(self, request: MockRequest, received_at: float, started: float, status: int,
+                 *, error: str | None = None, near: list | None = None,
+                 response_body: bytes | None = None) -> None:
+        if self.engine.has_observers:
+            self.engine.notify(ServeEvent(request, received_at,
+                                          (time.perf_counter() - started) * 1e3, status,
+                                          near_misses=near, error=error,
+                                          response_body=response_body))
+
+
+async def _send_safely(send: Send, status: int, payload: dict[str, Any]) -> None:
+    try:
+        await send_simple(send, status, [(b"content-type", JSON_TYPE)], orjson.dumps(payload))
+    except Exception:  # noqa: BLE001 - the response may already have started
+        pass
+
+
+async def acknowledge_lifespan(receive: Receive, send: Send) -> None:
+    """Answer ASGI lifespan startup/shutdown (the runner does the real startup work)."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

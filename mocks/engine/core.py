@@ -1,0 +1,118 @@
+"""The engine object: the current snapshot, runtime state and serve-event observers.
+
+Source: ARCHITECTURE seams 4 (copy-on-write snapshots) and 5 (one owner for runtime state);
+STYLE §4 (named pipeline stages plus a serve event observed at fixed points).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from ..config import ConfigFile
+from .request import MockRequest
+from .snapshot import Snapshot, compile_snapshot, empty_snapshot
+from .templating import TemplateState
+
+logger = logging.getLogger("mockd.engine")
+
+#: Data-plane request body limit in bytes (behavior notes §18: 10 MiB).
+DEFAULT_MAX_BODY_SIZE = 10 * 1024 * 1024
+
+
+def utc_timestamp(epoch_seconds: float | None = None) -> str:
+    """RFC 3339 UTC with milliseconds and ``Z`` (``2026-11-21T21:16:53.123Z``)."""
+    moment = datetime.fromtimestamp(time.time() if epoch_seconds is None else epoch_seconds,
+                                    tz=timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(slots=True)
+class ServeEvent:
+    """What happened to one data-plane request, handed to observers after the response.
+
+    Attributes:
+        request: the request as matched.
+        received_at: wall-clock time of arrival (epoch seconds).
+        duration_ms: time from arrival to the last byte sent, in milliseconds.
+        status: the status code sent.
+        mock_id: the winning mock's id, or None when nothing matched.
+        path_template: the winning mock's path (low-cardinality label), or None.
+        near_misses: near-miss rows when nothing matched (behavior notes §4).
+        error: an error code when the engine answered an error itself.
+        response_body: the body sent when it is small and known, else None.
+    """
+
+    request: MockRequest
+    received_at: float
+    duration_ms: float
+    status: int
+    mock_id: str | None = None
+    path_template: str | None = None
+    near_misses: list[dict[str, Any]] | None = None
+    error: str | None = None
+    response_body: bytes | None = None
+
+
+Observer = Callable[[ServeEvent], None]
+
+
+class Engine:
+    """One mock engine: serves the current :class:`Snapshot`.
+
+    Attributes:
+        snapshot: the snapshot requests are answered from; replaced whole by :meth:`load`.
+        template_state: runtime template state (sequences) for the server's lifetime.
+        max_body_size: request body limit in bytes (larger bodies get 413).
+        ready: False until the first config is loaded (readiness answers follow it).
+        started_at: epoch seconds when the engine was created.
+
+    Concurrency: owned by one event loop. :meth:`load` builds the new snapshot first and then
+    swaps it with one assignment, so in-flight requests finish on the snapshot they started on.
+    """
+
+    def __init__(self, max_body_size: int = DEFAULT_MAX_BODY_SIZE):
+        self.snapshot: Snapshot = empty_snapshot()
+        self.template_state = TemplateState()
+        self.max_body_size = max_body_size
+        self.ready = False
+        self.started_at = time.time()
+        self.base_dir = Path(".")
+        self._observers: list[Observer] = []
+
+    def load(self, config: ConfigFile, base_dir: Path | str | None = None) -> Snapshot:
+        """Compile ``config`` and make it the live snapshot.
+
+        Raises :class:`~mocks.engine.errors.ConfigError`; the old snapshot then stays live.
+        """
+        if base_dir is not None:
+            self.base_dir = Path(base_dir)
+        snapshot = compile_snapshot(config, self.base_dir)
+        self.snapshot = snapshot
+        self.ready = True
+        return snapshot
+
+    def add_observer(self, observer: Observer) -> None:
+        """Register a callable that receives every :class:`ServeEvent` after its response."""
+        self._observers.append(observer)
+
+    def remove_observer(self, observer: Observer) -> None:
+        """Unregister an observer (no error if it is not registered)."""
+        if observer in self._observers:
+            self._observers.remove(observer)
+
+    @property
+    def has_observers(self) -> bool:
+        """Whether any observer would receive serve events."""
+        return bool(self._observers)
+
+    def notify(self, event: ServeEvent) -> None:
+        """Hand ``event`` to every observer; an observer that raises is logged, never fatal."""
+        for observer in self._observers:
+            try:
+                observer(event)
+            except Exception:  # noqa: BLE001 - observers must never change the outcome
+                logger.exception("serve-event observer %r failed", observer)

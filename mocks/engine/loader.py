@@ -1,0 +1,102 @@
+"""Reading config files: YAML or JSON, environment expansion, schema validation.
+
+Source: SPEC "Configuration file"; behavior notes §14 (``$VAR``/``${VAR}``, ``x-*`` keys,
+shorthand mocks, validator rules). Errors name the key path (ARCHITECTURE seam 1).
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from ..config import ConfigFile
+from .errors import ConfigError
+
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def expand_environment(text: str, environ: dict[str, str] | None = None) -> str:
+    """Expand ``${VAR}`` (empty when unset) and ``$VAR`` (left as written when unset).
+
+    A bare ``$NAME`` that is not set is kept so regexes such as ``^/a$`` and JSONPaths such as
+    ``$.items`` are never damaged.
+    """
+    env = os.environ if environ is None else environ
+
+    def replace(match: re.Match[str]) -> str:
+        braced, bare = match.group(1), match.group(2)
+        if braced is not None:
+            return env.get(braced, "")
+        return env.get(bare, match.group(0))
+
+    return _ENV_REFERENCE.sub(replace, text)
+
+
+def format_location(location: tuple[Any, ...]) -> str:
+    """``("mocks", 3, "http", "matcher")`` -> ``"mocks[3].http.matcher"``."""
+    out = ""
+    for part in location:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif str(part).startswith(("function-", "tagged-union", "literal[", "union[")):
+            continue  # pydantic's internal validator steps say nothing to a user
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _pydantic_error(error: ValidationError, prefix: str = "") -> ConfigError:
+    first = error.errors(include_url=False)[0]
+    location = format_location(tuple(first.get("loc", ())))
+    message = first.get("msg", "invalid value")
+    message = message.removeprefix("Value error, ")
+    if first.get("type") == "extra_forbidden":
+        message = "unknown key"
+    if prefix:
+        location = f"{prefix}.{location}" if location else prefix
+    return ConfigError(location, message)
+
+
+def parse_config_text(text: str, source: str = "<config>") -> Any:
+    """Parse YAML or JSON text (JSON is YAML) after environment expansion.
+
+    Raises :class:`ConfigError` with the line and column of a syntax error.
+    """
+    try:
+        data = yaml.safe_load(expand_environment(text))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise ConfigError("", f"{source}: not valid YAML or JSON{where}: {problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("", f"{source}: the top level must be a mapping with a 'mocks' list")
+    return data
+
+
+def validate_config(data: Any) -> ConfigFile:
+    """Validate a parsed document against the schema; raises :class:`ConfigError`."""
+    try:
+        return ConfigFile.model_validate(data)
+    except ValidationError as error:
+        raise _pydantic_error(error) from None
+
+
+def load_config_file(path: str | Path) -> ConfigFile:
+    """Read, expand, parse and validate one config file.
+
+    Raises :class:`ConfigError`: unreadable file, bad syntax, or a schema error with its path.
+    """
+    file_path = Path(path)
+    try:
+        text = file_path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError("", f"cannot read config file {str(file_path)!r}: "
+                              f"{error.strerror or error}") from None
+    return validate_config(parse_config_text(text, str(file_path)))

@@ -1,0 +1,279 @@
+"""Compiled matchers, precedence, the method + path index and near misses.
+
+Source: SPEC "Matcher" and "Matching rules"; behavior notes §4 (no-match answer, near misses)
+and §5 (precedence, points). STYLE §3: the serving loop and the near-miss explanation run the
+*same* condition objects.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from . import scores
+from .conditions import (BodyContainsCondition, BodyEqualsCondition, BodyPatternCondition,
+                         Condition, ConditionResult, HeaderCondition, JsonPathCondition,
+                         MethodCondition, PathPatternCondition, QueryParamCondition,
+                         TemplatePathCondition, _PathConditionBase, path_condition)
+from .errors import ConfigError
+from .request import MockRequest
+
+
+class CompiledMatcher:
+    """The conditions of one ``matcher``, cheapest first.
+
+    Attributes:
+        conditions: tuple of :class:`Condition`, ordered by ``cost``.
+        specificity: path specificity rank (``scores.SPECIFICITY_*``).
+        condition_count: conditions counted for precedence (method, each header, each query
+            param, each body condition, each ``bodyJsonPath`` entry).
+        max_score: sum of the conditions' points (for near-miss percentages).
+        method: the required method, or None.
+    """
+
+    __slots__ = ("conditions", "specificity", "condition_count", "max_score", "method",
+                 "path_condition")
+
+    def __init__(self, conditions: list[Condition]):
+        self.conditions = tuple(sorted(conditions, key=lambda condition: condition.cost))
+        path_conditions = [c for c in conditions if isinstance(c, _PathConditionBase)]
+        self.path_condition = max(path_conditions, key=lambda c: c.specificity, default=None)
+        self.specificity = (self.path_condition.specificity if self.path_condition
+                            else scores.SPECIFICITY_NONE)
+        self.condition_count = sum(condition.weight for condition in conditions)
+        self.max_score = sum(condition.max_score for condition in conditions)
+        self.method = next((c.method for c in conditions if isinstance(c, MethodCondition)), None)
+
+    def match(self, request: MockRequest) -> dict[str, str] | None:
+        """Captured path parameters when every condition holds, else None (stops early)."""
+        captures: dict[str, str] | None = None
+        for condition in self.conditions:
+            result = condition.evaluate(request)
+            if not result.matched:
+                return None
+            if result.captures:
+                captures = result.captures if captures is None else {**captures,
+                                                                     **result.captures}
+        return captures if captures is not None else {}
+
+    def explain(self, request: MockRequest) -> tuple[int, list[tuple[Condition, ConditionResult]]]:
+        """Every condition evaluated with explanations: ``(score, [(condition, result)])``."""
+        results = [(condition, condition.evaluate(request, explain=True))
+                   for condition in self.conditions]
+        return sum(result.score for _, result in results), results
+
+
+def compile_matcher(matcher: Any, key_path: str) -> CompiledMatcher:
+    """Build a :class:`CompiledMatcher` from a validated ``config.Matcher``.
+
+    Raises :class:`ConfigError` (with the key path) for a bad path, regex or JSONPath, or a
+    matcher with no condition at all (behavior notes §5: "a matcher needs ≥1 criterion").
+    """
+    conditions: list[Condition] = []
+    if matcher.method:
+        conditions.append(MethodCondition(matcher.method))
+    if matcher.path is not None:
+        conditions.append(path_condition(matcher.path, f"{key_path}.path"))
+    if matcher.path_pattern is not None:
+        conditions.append(PathPatternCondition(matcher.path_pattern, f"{key_path}.pathPattern"))
+    if matcher.query_params:
+        conditions.append(QueryParamCondition(matcher.query_params))
+    if matcher.headers:
+        conditions.append(HeaderCondition(matcher.headers))
+    if matcher.body_equals is not None:
+        conditions.append(BodyEqualsCondition(matcher.body_equals))
+    if matcher.body_contains is not None:
+        conditions.append(BodyContainsCondition(matcher.body_contains))
+    if matcher.body_pattern is not None:
+        conditions.append(BodyPatternCondition(matcher.body_pattern, f"{key_path}.bodyPattern"))
+    if matcher.body_json_path:
+        conditions.append(JsonPathCondition(matcher.body_json_path, f"{key_path}.bodyJsonPath"))
+    if not conditions:
+        raise ConfigError(key_path, "a matcher needs at least one condition "
+                                    "(method, path, pathPattern, headers, ...)")
+    return CompiledMatcher(conditions)
+
+
+def precedence_key(specificity: int, condition_count: int, priority: int,
+                   order: int) -> tuple[int, int, int, int]:
+    """Sort key of a candidate mock; the smallest key wins.
+
+    The rule (SPEC "Matching rules" as settled in behavior notes §5), highest first:
+    "1. path specificity: exact `path` > `pathPattern` > `path` with `{param}` > `path` with `*`
+    or `{name:.*}` > no path condition; 2. number of conditions (method, each header, each query
+    param, each body condition, each `bodyJsonPath` entry); 3. `http.priority` (integer ≥ 0,
+    default 0; higher wins; a tie-breaker only); 4. the earlier mock in the file (or the earlier
+    created)."
+    """
+    return (-specificity, -condition_count, -priority, order)
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One enabled, matchable HTTP mock inside a snapshot.
+
+    Attributes:
+        mock_id, name: the mock's identity (for logs and near misses).
+        matcher: its compiled matcher.
+        key: :func:`precedence_key` of the mock.
+        action: what answers a match (a compiled response today; bindings, streams and
+            protocol handlers plug in here later). Opaque to the matcher.
+        path_template: the ``matcher.path`` text (or pattern) used as a low-cardinality label.
+    """
+
+    mock_id: str
+    name: str | None
+    matcher: CompiledMatcher
+    key: tuple[int, int, int, int]
+    action: Any
+    path_template: str
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A served match: the winning candidate and its path captures."""
+
+    candidate: Candidate
+    path_params: dict[str, str]
+
+
+class MatchIndex:
+    """Finds the winning candidate without scanning every mock.
+
+    Tiers, most specific first: exact path (dict keyed by path), path patterns (scanned),
+    template paths (keyed by segment count and first literal segment), then globs and
+    path-less mocks (scanned). Each bucket is keyed by method too (``None`` = any method) and presorted by
+    :func:`precedence_key`, so within a bucket the first full match is that bucket's best, and a
+    tier that yields a match ends the search (every later tier is less specific).
+    """
+
+    def __init__(self, candidates: Iterable[Candidate]):
+        self.exact: dict[tuple[str | None, str], list[Candidate]] = {}
+        self.template: dict[tuple[str | None, int, str | None], list[Candidate]] = {}
+        self.pattern: dict[str | None, list[Candidate]] = {}
+        self.glob: dict[str | None, list[Candidate]] = {}
+        self.pathless: dict[str | None, list[Candidate]] = {}
+        self.candidates = sorted(candidates, key=lambda candidate: candidate.key)
+        for candidate in self.candidates:
+            matcher = candidate.matcher
+            method = matcher.method
+            condition = matcher.path_condition
+            if matcher.specificity == scores.SPECIFICITY_EXACT:
+                self.exact.setdefault((method, condition.form.literal), []).append(candidate)
+            elif matcher.specificity == scores.SPECIFICITY_TEMPLATE:
+                form = condition.form
+                self.template.setdefault((method, form.segment_count, form.first_segment),
+                                         []).append(candidate)
+            elif matcher.specificity == scores.SPECIFICITY_PATTERN:
+                self.pattern.setdefault(method, []).append(candidate)
+            elif matcher.specificity == scores.SPECIFICITY_GLOB:
+                self.glob.setdefault(method, []).append(candidate)
+            else:
+                self.pathless.setdefault(method, []).append(candidate)
+
+    def find(self, request: MockRequest) -> Match | None:
+        """The winning match for ``request``, or None."""
+        method = request.method
+        path = request.path
+        exact = self.exact
+        if exact:
+            best = _best_of(request, exact.get((method, path)), exact.get((None, path)))
+            if best:
+                return best
+        pattern = self.pattern
+        if pattern:
+            best = _best_of(request, pattern.get(method), pattern.get(None))
+            if best:
+                return best
+        if self.template:
+            count = path.count("/") + 1
+            slash = path.find("/", 1)
+            first = path[1:] if slash < 0 else path[1:slash]
+            template = self.template
+            best = _best_of(request, template.get((method, count, first)),
+                            template.get((method, count, None)),
+                            template.get((None, count, first)),
+                            template.get((None, count, None)))
+            if best:
+                return best
+        for tier in (self.glob, self.pathless):
+            if tier:
+                best = _best_of(request, tier.get(method), tier.get(None))
+                if best:
+                    return best
+        return None
+
+
+def _best_of(request: MockRequest, *buckets: list[Candidate] | None) -> Match | None:
+    best: Match | None = None
+    for bucket in buckets:
+        if not bucket:
+            continue
+        for candidate in bucket:
+            if best is not None and candidate.key >= best.candidate.key:
+                break  # the bucket is sorted: nothing later can beat the best so far
+            captures = candidate.matcher.match(request)
+            if captures is not None:
+                best = Match(candidate, captures)
+                break
+    return best
+
+
+# --------------------------------------------------------------------------- near misses
+
+
+def _join_fields(names: list[str]) -> str:
+    if len(names) <= 1:
+        return "".join(names)
+    if len(names) == 2:
+        return f"{names[0]} and {names[1]}"
+    return ", ".join(names[:-1]) + f", and {names[-1]}"
+
+
+def near_misses(candidates: Iterable[Candidate], request: MockRequest,
+                limit: int = 3) -> list[dict[str, Any]]:
+    """The top ``limit`` near misses for an unmatched request (behavior notes §4).
+
+    Returns a list of ``{mockId, mockName?, score, maxPossibleScore, matchPercentage, reason,
+    fields: [{field, matched, score, maxScore, expected?, actual?, details?}]}`` for enabled
+    HTTP mocks with at least one matched field, ordered by score then percentage.
+    """
+    scored = []
+    for candidate in candidates:
+        score, results = candidate.matcher.explain(request)
+        matched_fields = [condition.field for condition, result in results if result.matched]
+        if not matched_fields:
+            continue
+        max_score = candidate.matcher.max_score or 1
+        percentage = score * 100 // max_score
+        first_miss = next((result.mismatch for _, result in results if not result.matched),
+                          None)
+        if first_miss is None:
+            reason = "all specified fields matched"
+        else:
+            reason = f"{_join_fields(_unique(matched_fields))} matched, but {first_miss}"
+        fields = []
+        for condition, result in results:
+            entry: dict[str, Any] = {"field": condition.field, "matched": result.matched,
+                                     "score": result.score, "maxScore": condition.max_score}
+            if result.expected is not None:
+                entry["expected"] = result.expected
+            if result.actual is not None:
+                entry["actual"] = result.actual
+            if result.details is not None:
+                entry["details"] = result.details
+            fields.append(entry)
+        miss: dict[str, Any] = {"mockId": candidate.mock_id}
+        if candidate.name:
+            miss["mockName"] = candidate.name
+        miss.update(score=score, maxPossibleScore=candidate.matcher.max_score,
+                    matchPercentage=percentage, reason=reason, fields=fields)
+        scored.append(miss)
+    scored.sort(key=lambda miss: (-miss["score"], -miss["matchPercentage"]))
+    return scored[:limit]
+
+
+def _unique(names: list[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for name in names:
+        seen.setdefault(name, None)
+    return list(seen)

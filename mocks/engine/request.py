@@ -1,0 +1,101 @@
+"""The data-plane request as matchers and templates see it.
+
+Source: SPEC "Matcher" (what conditions read) and "Templating" (``request.*`` fields).
+"""
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+from urllib.parse import parse_qsl
+
+import orjson
+
+#: Marker for "the body is not valid JSON" (distinct from a JSON ``null`` body).
+INVALID_JSON: Any = object()
+
+
+class MockRequest:
+    """One HTTP request, read once, with lazily decoded views.
+
+    Attributes:
+        method: upper-case method (``"GET"``).
+        path: URL-decoded path, as in the ASGI scope (``"/api/users/42"``).
+        query_string: raw query string without ``?`` (``"a=1&b=2"``).
+        header_pairs: list of ``(lower-case name, value)`` str pairs in arrival order (built
+            lazily from ``raw_headers`` when the request came from ASGI).
+        body: raw body bytes (already capped at the body limit by the app).
+        scheme, host: for ``request.url``; ``host`` is the Host header or the server address.
+        client: ``"ip:port"`` of the peer, or ``""``.
+
+    Lazy views (computed on first use, then cached): :attr:`query` (name -> first value),
+    :attr:`query_all` (name -> all values), :attr:`headers` (lower-case name -> first value),
+    :attr:`text` (body as UTF-8 with replacement), :attr:`json` (parsed body, or
+    :data:`INVALID_JSON`).
+    """
+
+    __slots__ = ("method", "path", "query_string", "raw_headers", "body", "scheme", "host",
+                 "client", "__dict__")
+
+    def __init__(self, method: str, path: str, query_string: str = "",
+                 header_pairs: list[tuple[str, str]] | None = None, body: bytes = b"",
+                 scheme: str = "http", host: str = "localhost", client: str = "",
+                 raw_headers: list[tuple[bytes, bytes]] | None = None):
+        self.method = method.upper()
+        self.path = path
+        self.query_string = query_string
+        if header_pairs is not None:
+            self.__dict__["header_pairs"] = [(name.lower(), value) for name, value in header_pairs]
+        #: ASGI header pairs (lower-case name bytes, value bytes); decoded only when read.
+        self.raw_headers = raw_headers or []
+        self.body = body
+        self.scheme = scheme
+        self.host = host
+        self.client = client
+
+    @cached_property
+    def header_pairs(self) -> list[tuple[str, str]]:
+        """``(lower-case name, value)`` pairs in arrival order (latin-1 decoded)."""
+        return [(name.decode("latin-1").lower(), value.decode("latin-1"))
+                for name, value in self.raw_headers]
+
+    @cached_property
+    def query_all(self) -> dict[str, list[str]]:
+        """Every value of every query parameter, in order."""
+        out: dict[str, list[str]] = {}
+        for name, value in parse_qsl(self.query_string, keep_blank_values=True):
+            out.setdefault(name, []).append(value)
+        return out
+
+    @cached_property
+    def query(self) -> dict[str, str]:
+        """First value of each query parameter (SPEC notes §5: "Query: first value, exact")."""
+        return {name: values[0] for name, values in self.query_all.items()}
+
+    @cached_property
+    def headers(self) -> dict[str, str]:
+        """First value of each header, keyed by lower-case name."""
+        out: dict[str, str] = {}
+        for name, value in self.header_pairs:
+            out.setdefault(name, value)
+        return out
+
+    @cached_property
+    def text(self) -> str:
+        """The body decoded as UTF-8 (invalid bytes replaced)."""
+        return self.body.decode("utf-8", "replace")
+
+    @cached_property
+    def json(self) -> Any:
+        """The parsed JSON body, or :data:`INVALID_JSON` when empty or not JSON."""
+        if not self.body:
+            return INVALID_JSON
+        try:
+            return orjson.loads(self.body)
+        except orjson.JSONDecodeError:
+            return INVALID_JSON
+
+    @property
+    def url(self) -> str:
+        """The full URL: ``scheme://host/path?query``."""
+        query = f"?{self.query_string}" if self.query_string else ""
+        return f"{self.scheme}://{self.host}{self.path}{query}"

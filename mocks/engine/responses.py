@@ -1,0 +1,193 @@
+"""Compiled HTTP responses: status, headers, body (inline, JSON or file), delay.
+
+Source: SPEC "Response"; behavior notes §4 (default Content-Type, ``body_file_error``) and
+§14 (``body`` xor ``bodyFile``, ``delayMs`` ≤ 30000).
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import orjson
+
+from .errors import ConfigError
+from .request import MockRequest
+from .templating import (RenderContext, TemplateError, TemplateState, compile_template,
+                         compile_value, resolve_seed)
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+JSON_TYPE = b"application/json"
+XML_TYPE = b"application/xml"
+TEXT_TYPE = b"text/plain"
+
+
+def default_content_type(body: bytes) -> bytes:
+    """Content-Type for a mock that sets none (behavior notes §4).
+
+    JSON when the trimmed body is ``{…}`` or ``[…]``, ``application/xml`` when it starts with
+    ``<``, else ``text/plain``.
+    """
+    trimmed = body.strip()
+    if trimmed[:1] == b"{" and trimmed[-1:] == b"}" or trimmed[:1] == b"[" and trimmed[-1:] == b"]":
+        return JSON_TYPE
+    if trimmed[:1] == b"<":
+        return XML_TYPE
+    return TEXT_TYPE
+
+
+class BodyFileError(Exception):
+    """A ``bodyFile`` that cannot be read at request time (answered 502 ``body_file_error``)."""
+
+
+async def send_simple(send: Send, status: int, headers: list[tuple[bytes, bytes]],
+                      body: bytes, head: bool = False) -> None:
+    """Send one complete response; ``head`` keeps Content-Length but sends no body bytes."""
+    headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if head else body})
+
+
+def json_body(value: Any) -> bytes:
+    """Compact JSON bytes (orjson)."""
+    return orjson.dumps(value)
+
+
+class CompiledResponse:
+    """One mock's ``response``, compiled once when the config loads.
+
+    When the status, every header and the body are static (no templates, no file), the
+    ASGI header list and body bytes are built here and every request reuses them.
+
+    Raises :class:`ConfigError` naming ``key_path`` for a template syntax error.
+    """
+
+    __slots__ = ("status", "delay_seconds", "seed", "_headers", "_has_content_type", "_body",
+                 "_body_is_json", "_body_file", "_static_headers", "_static_body", "_file_cache")
+
+    def __init__(self, response: Any, key_path: str, base_dir: Path):
+        self.status: int = response.status_code if response else 200
+        self.delay_seconds = (response.delay_ms / 1000.0) if response else 0.0
+        self.seed = response.seed if response else None
+        self._headers: list[tuple[bytes, Any]] = []
+        self._has_content_type = False
+        self._body: Any = None
+        self._body_is_json = False
+        self._body_file: Path | None = None
+        self._file_cache: tuple[tuple[int, int], Any] | None = None
+        self._static_headers: list[tuple[bytes, bytes]] | None = None
+        self._static_body: bytes | None = None
+        if response is None:
+            self._static_body = b""
+            self._static_headers = []
+            return
+        for name, value in (response.headers or {}).items():
+            try:
+                template = compile_template(value)
+            except TemplateError as error:
+                raise ConfigError(f"{key_path}.headers.{name}", str(error)) from None
+            self._headers.append((name.lower().encode("latin-1"), template))
+            if name.lower() == "content-type":
+                self._has_content_type = True
+        if response.body_file is not None:
+            file_path = Path(os.path.expandvars(response.body_file)).expanduser()
+            self._body_file = file_path if file_path.is_absolute() else base_dir / file_path
+        elif isinstance(response.body, str):
+            try:
+                self._body = compile_template(response.body)
+            except TemplateError as error:
+                raise ConfigError(f"{key_path}.body", str(error)) from None
+        elif response.body is not None:
+            try:
+                self._body = compile_value(response.body)
+            except TemplateError as error:
+                raise ConfigError(f"{key_path}.body", str(error)) from None
+            self._body_is_json = True
+        if self._body_file is None and all(t.is_static for _, t in self._headers) and (
+                self._body is None or self._body.is_static):
+            body = self._render_body_value(None)
+            self._static_body = body
+            self._static_headers = self._finish_headers(
+                [(name, template.render(None).encode("latin-1", "replace"))
+                 for name, template in self._headers], body)
+
+    @property
+    def is_static(self) -> bool:
+        """True when every request gets the same bytes."""
+        return self._static_body is not None
+
+    def _render_body_value(self, context: RenderContext | None) -> bytes:
+        if self._body is None:
+            return b""
+        if self._body_is_json:
+            value = self._body.render(context)
+            return value.encode() if isinstance(value, str) else orjson.dumps(value)
+        return self._body.render(context).encode()
+
+    def _finish_headers(self, headers: list[tuple[bytes, bytes]],
+                        body: bytes) -> list[tuple[bytes, bytes]]:
+        if not self._has_content_type and body:
+            headers.append((b"content-type", default_content_type(body)))
+        return headers
+
+    def _file_template(self) -> Any:
+        assert self._body_file is not None
+        try:
+            stat = self._body_file.stat()
+            key = (stat.st_mtime_ns, stat.st_size)
+            if self._file_cache is not None and self._file_cache[0] == key:
+                return self._file_cache[1]
+            text = self._body_file.read_text(encoding="utf-8", errors="replace")
+        except OSError as error:
+            raise BodyFileError(f"cannot read bodyFile {str(self._body_file)!r}: "
+                                f"{error.strerror or error}") from None
+        try:
+            template = compile_template(text)
+        except TemplateError:
+            # A file that is not a valid template is served as it is.
+            template = _Literal(text)
+        self._file_cache = (key, template)
+        return template
+
+    def render(self, request: MockRequest, path_params: dict[str, str],
+               state: TemplateState) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """``(status, headers, body)`` for one request. Raises :class:`BodyFileError`."""
+        if self._static_body is not None:
+            return self.status, list(self._static_headers), self._static_body
+        context = RenderContext(request=request, path_params=path_params,
+                                seed=resolve_seed(request, self.seed), state=state)
+        if self._body_file is not None:
+            body = self._file_template().render(context).encode()
+        else:
+            body = self._render_body_value(context)
+        headers = [(name, template.render(context).encode("latin-1", "replace"))
+                   for name, template in self._headers]
+        return self.status, self._finish_headers(headers, body), body
+
+    async def respond(self, request: MockRequest, path_params: dict[str, str],
+                      state: TemplateState, send: Send) -> int:
+        """Render and send; sleeps ``delayMs`` first. Returns the status sent."""
+        if self.delay_seconds:
+            await asyncio.sleep(self.delay_seconds)
+        try:
+            status, headers, body = self.render(request, path_params, state)
+        except BodyFileError as error:
+            status = 502
+            body = json_body({"error": "body_file_error", "message": str(error)})
+            headers = [(b"content-type", JSON_TYPE)]
+        await send_simple(send, status, headers, body, head=request.method == "HEAD")
+        return status
+
+
+class _Literal:
+    """A fixed text with the template interface (for files that are not templates)."""
+
+    is_static = True
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def render(self, context: Any) -> str:
+        return self.text

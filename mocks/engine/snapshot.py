@@ -1,0 +1,79 @@
+"""Compiling a validated config into an immutable snapshot (ARCHITECTURE seams 3 and 4).
+
+Source: ARCHITECTURE "Copy-on-write snapshots"; STYLE §2 ("compile once; serve from an
+immutable snapshot").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+from ..config import ConfigFile, Mock
+from .errors import ConfigError
+from .matching import Candidate, MatchIndex, compile_matcher, precedence_key
+from .responses import CompiledResponse
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the data plane reads to answer requests; never mutated once built.
+
+    Attributes:
+        config: the validated config it was built from (for export and the admin side).
+        mocks: every mock, enabled or not, in file order.
+        candidates: enabled HTTP mocks, compiled, in precedence order.
+        index: the :class:`MatchIndex` over ``candidates``.
+    """
+
+    config: ConfigFile
+    mocks: tuple[Mock, ...]
+    candidates: tuple[Candidate, ...]
+    index: MatchIndex
+
+    @property
+    def mock_count(self) -> int:
+        """All mocks, of every type, enabled or not."""
+        return len(self.mocks)
+
+
+def compile_mock(mock: Mock, order: int, key_path: str, base_dir: Path) -> Candidate | None:
+    """Compile one mock into a :class:`Candidate`, or None when it cannot be served over HTTP.
+
+    Raises :class:`ConfigError` naming the offending key (``mocks[3].http.matcher.path``).
+    """
+    if mock.type != "http" or mock.http is None:
+        return None
+    http = mock.http
+    matcher = compile_matcher(http.matcher, f"{key_path}.http.matcher")
+    action = CompiledResponse(http.response, f"{key_path}.http.response", base_dir)
+    label = http.matcher.path or http.matcher.path_pattern or "*"
+    return Candidate(mock_id=mock.id, name=mock.name, matcher=matcher,
+                     key=precedence_key(matcher.specificity, matcher.condition_count,
+                                        http.priority, order),
+                     action=action, path_template=label)
+
+
+def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".") -> Snapshot:
+    """Compile every mock of ``config`` and build the index.
+
+    ``base_dir`` resolves relative ``bodyFile`` paths (the config file's folder).
+    Raises :class:`ConfigError` for the first mock that does not compile; nothing is
+    swapped in that case, so the running snapshot stays as it was.
+    """
+    base = Path(base_dir)
+    candidates: list[Candidate] = []
+    for order, mock in enumerate(config.mocks):
+        candidate = compile_mock(mock, order, f"mocks[{order}]", base)
+        if candidate is not None and mock.enabled:
+            candidates.append(candidate)
+    index = MatchIndex(candidates)
+    return Snapshot(config=config, mocks=tuple(config.mocks), candidates=tuple(index.candidates),
+                    index=index)
+
+
+def empty_snapshot() -> Snapshot:
+    """A snapshot with no mocks (what an engine serves before its first config)."""
+    return compile_snapshot(ConfigFile())
+
+

@@ -1,0 +1,1 @@
+"""The identity-provider (OAuth 2.0 / OpenID Connect) mock."""

@@ -1,0 +1,1 @@
+"""The recording proxy and its CA."""

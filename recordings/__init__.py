@@ -1,0 +1,1 @@
+"""WebSocket and SSE stream recordings."""

@@ -1,0 +1,1 @@
+"""Stateful tables, bindings and custom operations."""

@@ -1,0 +1,226 @@
+"""Shared test builders: requests, mocks, configs, and real mockd processes on loopback.
+
+Integration tests start ``mockd engine`` / ``mockd start`` as subprocesses on free loopback
+ports and talk to them with httpx (never any other address). Every wait is bounded in time.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from mocks.config import ConfigFile
+from mocks.engine.core import Engine
+from mocks.engine.loader import validate_config
+from mocks.engine.request import MockRequest
+
+MOCKD = str(Path(sys.executable).parent / "mockd")
+STARTUP_TIMEOUT = 30.0
+
+
+def make_request(method: str = "GET", path: str = "/", query: str = "",
+                 headers: dict[str, str] | None = None, body: bytes | str = b"") -> MockRequest:
+    """A :class:`MockRequest` as the data plane would build it."""
+    raw = body.encode() if isinstance(body, str) else body
+    return MockRequest(method, path, query, header_pairs=list((headers or {}).items()), body=raw)
+
+
+def http_mock(mock_id: str, method: str | None = "GET", path: str | None = None, *,
+              body: Any = None, status: int = 200, headers: dict | None = None,
+              matcher: dict | None = None, response: dict | None = None,
+              **http_extra: Any) -> dict[str, Any]:
+    """One ``type: http`` mock definition as a dict (the config-file shape)."""
+    match: dict[str, Any] = {}
+    if method:
+        match["method"] = method
+    if path is not None:
+        match["path"] = path
+    match.update(matcher or {})
+    answer: dict[str, Any] = {"statusCode": status}
+    if headers:
+        answer["headers"] = headers
+    if body is not None:
+        answer["body"] = body
+    answer.update(response or {})
+    return {"id": mock_id, "type": "http", "http": {"matcher": match, "response": answer,
+                                                     **http_extra}}
+
+
+def make_config(*mocks: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A config-file dict with ``version: "1.0"`` and the given mocks."""
+    return {"version": "1.0", "mocks": list(mocks), **extra}
+
+
+def engine_with(*mocks: dict[str, Any], base_dir: Path | str = ".") -> Engine:
+    """An in-process :class:`Engine` loaded with ``mocks``."""
+    engine = Engine()
+    engine.load(validate_config(make_config(*mocks)), base_dir=base_dir)
+    return engine
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def write_config(path: Path, config: Any) -> Path:
+    if isinstance(config, str):
+        path.write_text(config)
+    elif path.suffix == ".json":
+        path.write_text(json.dumps(config))
+    else:
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def isolated_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("XDG_", "MOCKD_"))}
+    env["HOME"] = str(home)
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost,::1"
+    env.update(extra)
+    return env
+
+
+class MockdProcess:
+    """A running ``mockd`` subprocess; use as a context manager (always stopped)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, log_path: Path):
+        self.argv = argv
+        self.log_path = log_path
+        self._log = open(log_path, "wb")
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self._log,
+                                     stdin=subprocess.DEVNULL, cwd=cwd, env=env,
+                                     start_new_session=True)
+        self.base = ""
+        self.admin = ""
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def wait_url_line(self, timeout: float = STARTUP_TIMEOUT) -> str:
+        lines: queue.Queue[str | None] = queue.Queue()
+
+        def reader() -> None:
+            for raw in iter(self.proc.stdout.readline, b""):
+                lines.put(raw.decode(errors="replace"))
+            lines.put(None)
+
+        threading.Thread(target=reader, daemon=True).start()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=0.2)
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    break
+                continue
+            if line is None:
+                break
+            if line.startswith("http"):
+                return line.strip()
+        raise AssertionError(f"no URL printed; exit={self.proc.poll()} log:\n{self.log()}")
+
+    def wait_healthy(self, url: str, timeout: float = STARTUP_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        with httpx.Client(timeout=1.0, trust_env=False) as client:
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    raise AssertionError(f"exited {self.proc.returncode}; log:\n{self.log()}")
+                try:
+                    if client.get(url).status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.05)
+        raise AssertionError(f"{url} never answered 200; log:\n{self.log()}")
+
+    def client(self, **kwargs: Any) -> httpx.Client:
+        kwargs.setdefault("timeout", 10.0)
+        return httpx.Client(base_url=self.base, trust_env=False, **kwargs)
+
+    def admin_client(self, **kwargs: Any) -> httpx.Client:
+        kwargs.setdefault("timeout", 10.0)
+        return httpx.Client(base_url=self.admin, trust_env=False, **kwargs)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self._log.close()
+        return self.proc.returncode
+
+    def __enter__(self) -> "MockdProcess":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def start_engine(tmp_path: Path, config: Any, *, extra_args: list[str] = (),
+                 config_name: str = "mocks.yaml") -> MockdProcess:
+    """``mockd engine -c FILE --port 0 --print-url``; returns once ``/health`` answers."""
+    config_path = write_config(tmp_path / config_name, config)
+    process = MockdProcess([MOCKD, "engine", "-c", str(config_path), "--port", "0",
+                            "--print-url", *extra_args], isolated_env(tmp_path), tmp_path,
+                           tmp_path / "engine.log")
+    try:
+        process.base = process.wait_url_line()
+        process.wait_healthy(process.base + "/health")
+    except BaseException:
+        process.stop()
+        raise
+    return process
+
+
+def start_server(tmp_path: Path, config: Any = None, *, extra_args: list[str] = (),
+                 no_auth: bool = True, data_dir: Path | None = None,
+                 command: str = "start") -> MockdProcess:
+    """``mockd start`` on free loopback ports; returns once both ``/health`` answer."""
+    port, admin_port, engine_port = free_port(), free_port(), free_port()
+    argv = [MOCKD, command, "--port", str(port), "--admin-port", str(admin_port),
+            "--engine-port", str(engine_port),
+            "--data-dir", str(data_dir or tmp_path / "data")]
+    if config is not None:
+        argv += ["-c", str(write_config(tmp_path / "mocks.yaml", config))]
+    if no_auth:
+        argv.append("--no-auth")
+    process = MockdProcess(argv + list(extra_args), isolated_env(tmp_path), tmp_path,
+                           tmp_path / "server.log")
+    process.base = f"http://127.0.0.1:{port}"
+    process.admin = f"http://127.0.0.1:{admin_port}"
+    try:
+        process.wait_healthy(process.admin + "/health")
+        process.wait_healthy(process.base + "/health")
+    except BaseException:
+        process.stop()
+        raise
+    return process
+
+
+def run_mockd(args: list[str], tmp_path: Path, timeout: float = 60,
+              **env: str) -> subprocess.CompletedProcess:
+    """Run one ``mockd`` command to completion and capture its output."""
+    return subprocess.run([MOCKD, *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=tmp_path, env=isolated_env(tmp_path, **env),
+                          stdin=subprocess.DEVNULL)

@@ -1,0 +1,111 @@
+"""Precedence, the method + path index and near misses (SPEC "Matching rules", notes §4–5)."""
+from __future__ import annotations
+
+import pytest
+
+from mocks.engine.loader import validate_config
+from mocks.engine.matching import (MatchIndex, compile_matcher, near_misses, precedence_key)
+from mocks.engine.snapshot import compile_snapshot
+from tests.helpers import http_mock, make_config, make_request
+
+
+def winner(mocks, request):
+    snapshot = compile_snapshot(validate_config(make_config(*mocks)))
+    match = snapshot.index.find(request)
+    return match.candidate.mock_id if match else None
+
+
+def test_exact_path_beats_param_even_when_param_is_first_and_has_more_conditions():
+    mocks = [http_mock("param", "GET", "/u/{id}", matcher={"headers": {"X-A": "1"}}),
+             http_mock("exact", "GET", "/u/me")]
+    assert winner(mocks, make_request("GET", "/u/me", headers={"X-A": "1"})) == "exact"
+
+
+def test_path_pattern_beats_param_and_glob():
+    mocks = [http_mock("glob", "GET", "/a/*"), http_mock("param", "GET", "/a/{id}"),
+             http_mock("pattern", "GET", matcher={"pathPattern": "^/a/[0-9]+$"})]
+    assert winner(mocks, make_request("GET", "/a/12")) == "pattern"
+    assert winner(mocks, make_request("GET", "/a/xy")) == "param"
+    assert winner(mocks, make_request("GET", "/a/x/y")) == "glob"
+
+
+def test_any_path_condition_beats_pathless_mock():
+    mocks = [http_mock("pathless", "GET", matcher={"headers": {"X-A": "1"}}),
+             http_mock("glob", "GET", "/*")]
+    assert winner(mocks, make_request("GET", "/x", headers={"X-A": "1"})) == "glob"
+
+
+def test_more_conditions_win_regardless_of_file_order():
+    mocks = [http_mock("plain", "GET", "/t"),
+             http_mock("gold", "GET", "/t", matcher={"headers": {"X-Tier": "gold"}})]
+    assert winner(mocks, make_request("GET", "/t", headers={"X-Tier": "gold"})) == "gold"
+    assert winner(mocks, make_request("GET", "/t")) == "plain"
+
+
+def test_priority_breaks_ties_but_never_beats_more_conditions():
+    mocks = [http_mock("low", "GET", "/p"), http_mock("high", "GET", "/p", priority=5),
+             http_mock("plain", "GET", "/q", priority=100),
+             http_mock("header", "GET", "/q", matcher={"headers": {"X-P": "1"}})]
+    assert winner(mocks, make_request("GET", "/p")) == "high"
+    assert winner(mocks, make_request("GET", "/q", headers={"X-P": "1"})) == "header"
+
+
+def test_earlier_mock_wins_a_full_tie():
+    mocks = [http_mock("first", "GET", "/d"), http_mock("second", "GET", "/d")]
+    assert winner(mocks, make_request("GET", "/d")) == "first"
+
+
+def test_method_less_mock_matches_every_method():
+    mocks = [http_mock("any", None, "/any")]
+    for method in ("GET", "POST", "DELETE", "OPTIONS"):
+        assert winner(mocks, make_request(method, "/any")) == "any"
+
+
+def test_disabled_mock_never_matches():
+    mock = http_mock("off", "GET", "/off")
+    mock["enabled"] = False
+    assert winner([mock], make_request("GET", "/off")) is None
+
+
+def test_precedence_key_orders_specificity_then_conditions_then_priority_then_order():
+    keys = [precedence_key(2, 5, 9, 0), precedence_key(4, 1, 0, 9), precedence_key(4, 2, 0, 9),
+            precedence_key(4, 2, 1, 9), precedence_key(4, 2, 1, 3)]
+    assert sorted(keys) == [keys[4], keys[3], keys[2], keys[1], keys[0]]
+
+
+def test_index_agrees_with_a_full_scan_over_many_mocks():
+    mocks = []
+    for index in range(200):
+        path = f"/r{index % 20}/{{id}}" if index % 2 else f"/r{index % 20}/x{index % 7}"
+        mocks.append(http_mock(f"m{index}", ["GET", "POST", None][index % 3], path,
+                               matcher={"headers": {"X-N": str(index % 5)}} if index % 4 == 0
+                               else None))
+    snapshot = compile_snapshot(validate_config(make_config(*mocks)))
+    for index in range(60):
+        request = make_request(["GET", "POST", "PUT"][index % 3], f"/r{index % 20}/x{index % 7}",
+                               headers={"X-N": str(index % 5)})
+        expected = next((candidate for candidate in snapshot.candidates
+                         if candidate.matcher.match(request) is not None), None)
+        found = snapshot.index.find(request)
+        assert (found.candidate if found else None) is expected
+
+
+def test_near_misses_top_three_by_score_with_reasons():
+    mocks = [http_mock("query", "GET", "/q", matcher={"queryParams": {"a": "1", "b": "x"}}),
+             http_mock("other-method", "POST", "/q"),
+             http_mock("far", "DELETE", "/elsewhere"),
+             http_mock("header", "GET", "/q", matcher={"headers": {"X-A": "1"}})]
+    snapshot = compile_snapshot(validate_config(make_config(*mocks)))
+    misses = near_misses(snapshot.candidates, make_request("GET", "/q", "a=1&b=wrong"))
+    assert [miss["mockId"] for miss in misses] == ["query", "header", "other-method"]
+    assert misses[0]["reason"] == ('method and path matched, but query param b '
+                                   'expected "x", got "wrong"')
+    assert misses[0]["matchPercentage"] == 30 * 100 // 35
+    assert {"field", "matched", "score", "maxScore"} <= set(misses[0]["fields"][0])
+
+
+def test_matcher_without_conditions_is_config_error():
+    config = validate_config({"mocks": [{"http": {"matcher": {}}}]})
+    with pytest.raises(Exception) as caught:
+        compile_snapshot(config)
+    assert "mocks[0].http.matcher" in str(caught.value)
