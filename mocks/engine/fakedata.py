@@ -123,7 +123,8 @@ def _load_tables() -> _FakerTables:
         street_suffixes=tuple(AddressProvider.street_suffixes),
         city_suffixes=tuple(AddressProvider.city_suffixes),
         state_abbreviations=tuple(AddressProvider.states_abbr),
-        lorem_words=tuple(LoremProvider.word_list),
+        # Lower-case words only (drops "TV", "Mr", "American"): word and slug promise lower case.
+        lorem_words=tuple(word for word in LoremProvider.word_list if word.islower()),
         # Faker repeats "com" to weight it; keep the repeats for the same distribution.
         top_level_domains=tuple(InternetProvider.tlds),
         currencies=tuple((code, name) for code, name in CurrencyProvider.currencies

@@ -190,7 +190,8 @@ class Template:
     Attributes:
         source: the template text as written in the config.
         is_static: ``True`` when the text has no ``{{`` expression; :meth:`render` then returns
-            the same string every time and callers may pre-encode it.
+            the same string every time without reading its context (``None`` is accepted), so
+            callers may render and encode it once at compile time.
     """
 
     __slots__ = ("source", "is_static")
@@ -255,7 +256,8 @@ class ValueTemplate:
 
     Attributes:
         is_static: ``True`` when no string in the value has an expression; :meth:`render` then
-            returns the original value and callers may pre-serialise it.
+            returns the original value without reading its context (``None`` is accepted), so
+            callers may serialise it once at compile time.
     """
 
     __slots__ = ("is_static",)
