@@ -31,14 +31,15 @@ class RequestTooLarge(Exception):
     """The request body is over the engine's limit."""
 
 
-async def read_body(receive: Receive, limit: int, declared: int | None) -> bytes:
-    """Read the whole body; raises :class:`RequestTooLarge` past ``limit`` bytes."""
-    if declared is not None and declared > limit:
-        raise RequestTooLarge
+async def read_body(receive: Receive, limit: int, first: dict[str, Any] | None = None) -> bytes:
+    """Read the whole body; raises :class:`RequestTooLarge` past ``limit`` bytes.
+
+    ``first`` is an already received first message (the hot path reads it inline).
+    """
     chunks: list[bytes] = []
     size = 0
+    message = first if first is not None else await receive()
     while True:
-        message = await receive()
         if message["type"] == "http.disconnect":
             break
         chunk = message.get("body", b"")
@@ -49,9 +50,24 @@ async def read_body(receive: Receive, limit: int, declared: int | None) -> bytes
             chunks.append(chunk)
         if not message.get("more_body", False):
             break
+        message = await receive()
     if len(chunks) == 1:
         return chunks[0]
     return b"".join(chunks)
+
+
+def _declared_length(headers: list[tuple[bytes, bytes]]) -> int:
+    """The Content-Length header as an int (0 when absent or not a number)."""
+    for name, value in headers:
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return 0
+    return 0
+
+
+_BUILTIN_PATHS = frozenset(("/health", "/__mockd/health", "/__mockd/ready"))
 
 
 class DataPlaneApp:
@@ -73,42 +89,36 @@ class DataPlaneApp:
 
     async def handle_http(self, scope: Scope, receive: Receive, send: Send) -> None:
         engine = self.engine
-        received_at = time.time()
         started = time.perf_counter()
-        raw_headers = scope["headers"]
-        declared = None
-        host = ""
-        for name, value in raw_headers:
-            if name == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    declared = None
-            elif name == b"host":
-                host = value.decode("latin-1")
-        if not host:
-            server = scope.get("server") or ("localhost", None)
-            host = f"{server[0]}:{server[1]}" if server[1] else str(server[0])
-        client = scope.get("client")
+        # The common case is one body message; read it inline and only loop for more.
+        message = await receive()
         request = MockRequest(scope["method"], scope["path"],
-                              scope.get("query_string", b"").decode("latin-1"),
-                              raw_headers=raw_headers, scheme=scope.get("scheme", "http"),
-                              host=host, client=f"{client[0]}:{client[1]}" if client else "")
+                              scope["query_string"].decode("latin-1"),
+                              raw_headers=scope["headers"], scheme=scope.get("scheme", "http"),
+                              peer=scope.get("client"), server=scope.get("server"))
         try:
-            request.body = await read_body(receive, engine.max_body_size, declared)
+            if message.get("more_body"):
+                if _declared_length(scope["headers"]) > engine.max_body_size:
+                    raise RequestTooLarge  # refuse before reading megabytes we will not use
+                request.body = await read_body(receive, engine.max_body_size, message)
+            else:
+                request.body = message.get("body", b"")
+                if len(request.body) > engine.max_body_size:
+                    raise RequestTooLarge
         except RequestTooLarge:
             body = json_body({"error": "body_too_large",
                               "message": f"Request body exceeds {engine.max_body_size} bytes"})
             await send_simple(send, 413, [(b"content-type", JSON_TYPE),
                                           (b"connection", b"close")], body)
-            self._observe(request, received_at, started, 413, error="body_too_large")
+            self._observe(request, started, 413, error="body_too_large")
             return
 
-        builtin = self._builtin(request)
-        if builtin is not None:
-            await send_simple(send, 200, [(b"content-type", JSON_TYPE)], builtin,
-                              head=request.method == "HEAD")
-            return
+        if request.path in _BUILTIN_PATHS:
+            builtin = self._builtin(request)
+            if builtin is not None:
+                await send_simple(send, 200, [(b"content-type", JSON_TYPE)], builtin,
+                                  head=request.method == "HEAD")
+                return
 
         snapshot = engine.snapshot
         match = snapshot.index.find(request)
@@ -122,7 +132,7 @@ class DataPlaneApp:
                 await send_simple(send, 200, [(b"content-type", JSON_TYPE)],
                                   self._ready_body(), head=request.method == "HEAD")
                 return
-            await self._no_match(request, snapshot, send, received_at, started)
+            await self._no_match(request, snapshot, send, started)
             return
         candidate = match.candidate
         try:
@@ -135,9 +145,11 @@ class DataPlaneApp:
             await _send_safely(send, 500, {"error": "internal_error",
                                            "message": "The mock failed to render its response; "
                                                       "see the server log"})
-        if engine.has_observers:
-            engine.notify(ServeEvent(request, received_at, (time.perf_counter() - started) * 1e3,
-                                     status, candidate.mock_id, candidate.path_template))
+        if engine.observers:
+            now = time.perf_counter()
+            engine.notify(ServeEvent(request, time.time() - (now - started),
+                                     (now - started) * 1e3, status, candidate.mock_id,
+                                     candidate.path_template))
 
     def _builtin(self, request: MockRequest) -> bytes | None:
         """Bodies of the built-in routes answered before matching, or None."""
@@ -158,7 +170,7 @@ class DataPlaneApp:
                                                   "status": "ok"}}})
 
     async def _no_match(self, request: MockRequest, snapshot: Any, send: Send,
-                        received_at: float, started: float) -> None:
+                        started: float) -> None:
         misses = near_misses(snapshot.candidates, request)
         payload: dict[str, Any] = {"error": "no_match", "message": "No mock matched the request",
                                    "path": request.path, "method": request.method}
@@ -168,14 +180,14 @@ class DataPlaneApp:
         await send_simple(send, 404, [(b"content-type", JSON_TYPE),
                                       (b"x-mockd-near-misses", str(len(misses)).encode())],
                           body, head=request.method == "HEAD")
-        self._observe(request, received_at, started, 404, near=misses, response_body=body)
+        self._observe(request, started, 404, near=misses, response_body=body)
 
-    def _observe(self, request: MockRequest, received_at: float, started: float, status: int,
+    def _observe(self, request: MockRequest, started: float, status: int,
                  *, error: str | None = None, near: list | None = None,
                  response_body: bytes | None = None) -> None:
-        if self.engine.has_observers:
-            self.engine.notify(ServeEvent(request, received_at,
-                                          (time.perf_counter() - started) * 1e3, status,
+        if self.engine.observers:
+            elapsed = time.perf_counter() - started
+            self.engine.notify(ServeEvent(request, time.time() - elapsed, elapsed * 1e3, status,
                                           near_misses=near, error=error,
                                           response_body=response_body))
 

@@ -81,7 +81,8 @@ class Engine:
         self.ready = False
         self.started_at = time.time()
         self.base_dir = Path(".")
-        self._observers: list[Observer] = []
+        #: Callables receiving every :class:`ServeEvent`; read on the hot path as a plain list.
+        self.observers: list[Observer] = []
 
     def load(self, config: ConfigFile, base_dir: Path | str | None = None) -> Snapshot:
         """Compile ``config`` and make it the live snapshot.
@@ -97,21 +98,16 @@ class Engine:
 
     def add_observer(self, observer: Observer) -> None:
         """Register a callable that receives every :class:`ServeEvent` after its response."""
-        self._observers.append(observer)
+        self.observers.append(observer)
 
     def remove_observer(self, observer: Observer) -> None:
         """Unregister an observer (no error if it is not registered)."""
-        if observer in self._observers:
-            self._observers.remove(observer)
-
-    @property
-    def has_observers(self) -> bool:
-        """Whether any observer would receive serve events."""
-        return bool(self._observers)
+        if observer in self.observers:
+            self.observers.remove(observer)
 
     def notify(self, event: ServeEvent) -> None:
         """Hand ``event`` to every observer; an observer that raises is logged, never fatal."""
-        for observer in self._observers:
+        for observer in self.observers:
             try:
                 observer(event)
             except Exception:  # noqa: BLE001 - observers must never change the outcome

@@ -11,7 +11,8 @@ from typing import Any, Iterable
 
 from . import scores
 from .conditions import (BodyContainsCondition, BodyEqualsCondition, BodyPatternCondition,
-                         Condition, ConditionResult, HeaderCondition, JsonPathCondition,
+                         Condition, ConditionResult, ExactPathCondition, HeaderCondition,
+                         JsonPathCondition,
                          MethodCondition, PathPatternCondition, QueryParamCondition,
                          TemplatePathCondition, _PathConditionBase, path_condition)
 from .errors import ConfigError
@@ -31,7 +32,7 @@ class CompiledMatcher:
     """
 
     __slots__ = ("conditions", "specificity", "condition_count", "max_score", "method",
-                 "path_condition")
+                 "path_condition", "residual")
 
     def __init__(self, conditions: list[Condition]):
         self.conditions = tuple(sorted(conditions, key=lambda condition: condition.cost))
@@ -42,6 +43,10 @@ class CompiledMatcher:
         self.condition_count = sum(condition.weight for condition in conditions)
         self.max_score = sum(condition.max_score for condition in conditions)
         self.method = next((c.method for c in conditions if isinstance(c, MethodCondition)), None)
+        #: Conditions left to check once the exact-path index has found the mock: its bucket
+        #: key already guarantees the method and the literal path.
+        self.residual = tuple(c for c in self.conditions
+                              if not isinstance(c, (MethodCondition, ExactPathCondition)))
 
     def match(self, request: MockRequest) -> dict[str, str] | None:
         """Captured path parameters when every condition holds, else None (stops early)."""
@@ -54,6 +59,13 @@ class CompiledMatcher:
                 captures = result.captures if captures is None else {**captures,
                                                                      **result.captures}
         return captures if captures is not None else {}
+
+    def match_residual(self, request: MockRequest) -> bool:
+        """Whether the conditions the exact-path index cannot vouch for all hold."""
+        for condition in self.residual:
+            if not condition.evaluate(request).matched:
+                return False
+        return True
 
     def explain(self, request: MockRequest) -> tuple[int, list[tuple[Condition, ConditionResult]]]:
         """Every condition evaluated with explanations: ``(score, [(condition, result)])``."""
@@ -176,7 +188,7 @@ class MatchIndex:
         path = request.path
         exact = self.exact
         if exact:
-            best = _best_of(request, exact.get((method, path)), exact.get((None, path)))
+            best = _best_exact(exact.get((method, path)), exact.get((None, path)), request)
             if best:
                 return best
         pattern = self.pattern
@@ -201,6 +213,28 @@ class MatchIndex:
                 if best:
                     return best
         return None
+
+
+_NO_PARAMS: dict[str, str] = {}
+
+
+def _best_exact(with_method: list[Candidate] | None, any_method: list[Candidate] | None,
+                request: MockRequest) -> Match | None:
+    """Best of the two exact-path buckets, checking only each matcher's residual conditions."""
+    best: Candidate | None = None
+    if with_method:
+        for candidate in with_method:
+            if candidate.matcher.match_residual(request):
+                best = candidate
+                break
+    if any_method:
+        for candidate in any_method:
+            if best is not None and candidate.key >= best.key:
+                break
+            if candidate.matcher.match_residual(request):
+                best = candidate
+                break
+    return Match(best, _NO_PARAMS) if best is not None else None
 
 
 def _best_of(request: MockRequest, *buckets: list[Candidate] | None) -> Match | None:

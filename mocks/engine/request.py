@@ -33,24 +33,45 @@ class MockRequest:
     :data:`INVALID_JSON`).
     """
 
-    __slots__ = ("method", "path", "query_string", "raw_headers", "body", "scheme", "host",
-                 "client", "__dict__")
+    __slots__ = ("method", "path", "query_string", "raw_headers", "body", "scheme", "peer",
+                 "server", "__dict__")
 
     def __init__(self, method: str, path: str, query_string: str = "",
                  header_pairs: list[tuple[str, str]] | None = None, body: bytes = b"",
-                 scheme: str = "http", host: str = "localhost", client: str = "",
-                 raw_headers: list[tuple[bytes, bytes]] | None = None):
+                 scheme: str = "http", host: str | None = None, client: str | None = None,
+                 raw_headers: list[tuple[bytes, bytes]] | None = None,
+                 peer: tuple[str, int] | None = None, server: tuple[str, int] | None = None):
         self.method = method.upper()
         self.path = path
         self.query_string = query_string
         if header_pairs is not None:
             self.__dict__["header_pairs"] = [(name.lower(), value) for name, value in header_pairs]
+        if host is not None:
+            self.__dict__["host"] = host
+        if client is not None:
+            self.__dict__["client"] = client
         #: ASGI header pairs (lower-case name bytes, value bytes); decoded only when read.
         self.raw_headers = raw_headers or []
         self.body = body
         self.scheme = scheme
-        self.host = host
-        self.client = client
+        #: ASGI ``client`` and ``server`` tuples, formatted only when read.
+        self.peer = peer
+        self.server = server
+
+    @cached_property
+    def host(self) -> str:
+        """The Host header, else the server address, else ``localhost``."""
+        host = self.headers.get("host")
+        if host:
+            return host
+        if self.server:
+            return f"{self.server[0]}:{self.server[1]}" if self.server[1] else str(self.server[0])
+        return "localhost"
+
+    @cached_property
+    def client(self) -> str:
+        """``"ip:port"`` of the peer, or ``""``."""
+        return f"{self.peer[0]}:{self.peer[1]}" if self.peer else ""
 
     @cached_property
     def header_pairs(self) -> list[tuple[str, str]]:

@@ -65,7 +65,8 @@ class CompiledResponse:
     """
 
     __slots__ = ("status", "delay_seconds", "seed", "_headers", "_has_content_type", "_body",
-                 "_body_is_json", "_body_file", "_static_headers", "_static_body", "_file_cache")
+                 "_body_is_json", "_body_file", "_static_headers", "_static_body", "_file_cache",
+                 "_static_start", "_static_message", "_empty_message")
 
     def __init__(self, response: Any, key_path: str, base_dir: Path):
         self.status: int = response.status_code if response else 200
@@ -79,9 +80,11 @@ class CompiledResponse:
         self._file_cache: tuple[tuple[int, int], Any] | None = None
         self._static_headers: list[tuple[bytes, bytes]] | None = None
         self._static_body: bytes | None = None
+        self._static_start: dict[str, Any] | None = None
+        self._static_message: dict[str, Any] | None = None
+        self._empty_message = {"type": "http.response.body", "body": b""}
         if response is None:
-            self._static_body = b""
-            self._static_headers = []
+            self._freeze(b"", [])
             return
         for name, value in (response.headers or {}).items():
             try:
@@ -108,10 +111,18 @@ class CompiledResponse:
         if self._body_file is None and all(t.is_static for _, t in self._headers) and (
                 self._body is None or self._body.is_static):
             body = self._render_body_value(None)
-            self._static_body = body
-            self._static_headers = self._finish_headers(
+            self._freeze(body, self._finish_headers(
                 [(name, template.render(None).encode("latin-1", "replace"))
-                 for name, template in self._headers], body)
+                 for name, template in self._headers], body))
+
+    def _freeze(self, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+        """Pre-build the ASGI messages of a static response (sent as they are, every time)."""
+        self._static_body = body
+        self._static_headers = headers
+        self._static_start = {"type": "http.response.start", "status": self.status,
+                              "headers": [*headers,
+                                          (b"content-length", str(len(body)).encode())]}
+        self._static_message = {"type": "http.response.body", "body": body}
 
     @property
     def is_static(self) -> bool:
@@ -171,6 +182,10 @@ class CompiledResponse:
         """Render and send; sleeps ``delayMs`` first. Returns the status sent."""
         if self.delay_seconds:
             await asyncio.sleep(self.delay_seconds)
+        if self._static_start is not None:
+            await send(self._static_start)
+            await send(self._empty_message if request.method == "HEAD" else self._static_message)
+            return self.status
         try:
             status, headers, body = self.render(request, path_params, state)
         except BodyFileError as error:
