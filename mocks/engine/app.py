@@ -121,6 +121,12 @@ class DataPlaneApp:
                 return
 
         snapshot = engine.snapshot
+        if snapshot.routes:
+            route = snapshot.routes.get(request.path)
+            if route is not None and (not route.methods or request.method in route.methods):
+                await self._respond(route.action, route.mock_id, route.path, request, {},
+                                    send, started)
+                return
         match = snapshot.index.find(request)
         if match is None and request.method == "HEAD":
             # Behavior notes §4: "HEAD without a match is retried as GET".
@@ -135,12 +141,19 @@ class DataPlaneApp:
             await self._no_match(request, snapshot, send, started)
             return
         candidate = match.candidate
+        await self._respond(candidate.action, candidate.mock_id, candidate.path_template,
+                            request, match.path_params, send, started)
+
+    async def _respond(self, action: Any, mock_id: str, path_template: str,
+                       request: MockRequest, path_params: dict[str, str], send: Send,
+                       started: float) -> None:
+        """Run the winning mock's action, then tell the observers."""
+        engine = self.engine
         try:
-            status = await candidate.action.respond(request, match.path_params,
-                                                    engine.template_state, send)
+            status = await action.respond(request, path_params, engine.template_state, send)
         except Exception:  # noqa: BLE001 - a bug must cost one answer, never the server
-            logger.exception("mock %s failed to answer %s %s", candidate.mock_id,
-                             request.method, request.path)
+            logger.exception("mock %s failed to answer %s %s", mock_id, request.method,
+                             request.path)
             status = 500
             await _send_safely(send, 500, {"error": "internal_error",
                                            "message": "The mock failed to render its response; "
@@ -148,8 +161,7 @@ class DataPlaneApp:
         if engine.observers:
             now = time.perf_counter()
             engine.notify(ServeEvent(request, time.time() - (now - started),
-                                     (now - started) * 1e3, status, candidate.mock_id,
-                                     candidate.path_template))
+                                     (now - started) * 1e3, status, mock_id, path_template))
 
     def _builtin(self, request: MockRequest) -> bytes | None:
         """Bodies of the built-in routes answered before matching, or None."""

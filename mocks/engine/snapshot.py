@@ -10,6 +10,7 @@ from pathlib import Path
 
 
 from ..config import ConfigFile, Mock
+from ..protocols import ProtocolRoute, compiler_for
 from .errors import ConfigError
 from .matching import Candidate, MatchIndex, compile_matcher, precedence_key
 from .responses import CompiledResponse
@@ -24,12 +25,15 @@ class Snapshot:
         mocks: every mock, enabled or not, in file order.
         candidates: enabled HTTP mocks, compiled, in precedence order.
         index: the :class:`MatchIndex` over ``candidates``.
+        routes: exact path -> :class:`ProtocolRoute` of HTTP-borne protocol handlers
+            (identity provider, GraphQL, SOAP), consulted before HTTP mocks (notes §4).
     """
 
     config: ConfigFile
     mocks: tuple[Mock, ...]
     candidates: tuple[Candidate, ...]
     index: MatchIndex
+    routes: dict[str, ProtocolRoute]
 
     @property
     def mock_count(self) -> int:
@@ -63,13 +67,24 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".") -> Snapshot
     """
     base = Path(base_dir)
     candidates: list[Candidate] = []
+    routes: dict[str, ProtocolRoute] = {}
     for order, mock in enumerate(config.mocks):
-        candidate = compile_mock(mock, order, f"mocks[{order}]", base)
-        if candidate is not None and mock.enabled:
-            candidates.append(candidate)
+        key_path = f"mocks[{order}]"
+        if mock.type == "http":
+            candidate = compile_mock(mock, order, key_path, base)
+            if candidate is not None and mock.enabled:
+                candidates.append(candidate)
+            continue
+        compiler = compiler_for(mock.type)
+        if compiler is None:
+            continue
+        for route in compiler(mock, key_path, {"base_dir": base}):
+            if mock.enabled:
+                # first mock in file order keeps a contested path
+                routes.setdefault(route.path, route)
     index = MatchIndex(candidates)
     return Snapshot(config=config, mocks=tuple(config.mocks), candidates=tuple(index.candidates),
-                    index=index)
+                    index=index, routes=routes)
 
 
 def empty_snapshot() -> Snapshot:

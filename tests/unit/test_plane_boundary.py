@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-ENGINE_PACKAGES = [ROOT / "mocks" / "engine"]
+ENGINE_PACKAGES = [ROOT / "mocks" / "engine", ROOT / "mocks" / "protocols"]
 FORBIDDEN = ("django", "channels", "ninja", "daphne")
 
 
