@@ -249,14 +249,17 @@ def uuid(faker: FakerGenerator, rng: random.Random) -> str:
     return uuid4_text(rng)
 
 
+# Version nibble 4 and variant bits 10 of a 128-bit UUID (RFC 9562 section 5.4).
+_UUID_CLEAR_MASK = ~((0xF000 << 64) | (0xC000 << 48))
+_UUID_SET_BITS = (0x4000 << 64) | (0x8000 << 48)
+
+
 def uuid4_text(rng: random.Random) -> str:
     """A version 4 UUID drawn from ``rng``, canonical lower-case text.
 
     Formats by hand because ``str(uuid.UUID(...))`` costs three times as much.
     """
-    # Set the version nibble to 4 and the variant bits to 10 (RFC 9562 section 5.4).
-    value = (rng.getrandbits(128) & ~(0xF000 << 64) & ~(0xC000 << 48)) | (0x4000 << 64) | (0x8000 << 48)
-    text = f"{value:032x}"
+    text = "%032x" % (rng.getrandbits(128) & _UUID_CLEAR_MASK | _UUID_SET_BITS)
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
@@ -446,6 +449,17 @@ def lookup(type_name: str) -> FakeDataGenerator | None:
     return FAKE_DATA_GENERATORS[canonical] if canonical is not None else None
 
 
+def seeded_random(seed: int | None) -> random.Random:
+    """A ``random.Random`` for ``seed`` (``None``: seeded from the OS).
+
+    ``random.Random`` seeds with ``abs(seed)``, which would make seeds 5 and -5 give the same
+    output; folding negatives onto odd numbers keeps every integer seed distinct.
+    """
+    if seed is None:
+        return random.Random()
+    return random.Random(seed * 2 if seed >= 0 else -seed * 2 - 1)
+
+
 def generate(type_name: str, seed: int | None = None) -> str:
     """One value of a fake-data type, outside a template (docs, tests, importers).
 
@@ -455,7 +469,7 @@ def generate(type_name: str, seed: int | None = None) -> str:
     generator = lookup(type_name)
     if generator is None:
         raise KeyError(f"unknown fake-data type {type_name!r}; known types: {', '.join(FAKE_DATA_TYPES)}")
-    rng = random.Random(seed)
+    rng = seeded_random(seed)
     return generator(bound_faker(rng), rng)
 
 

@@ -4,14 +4,37 @@ Source: SPEC "Matcher" (what conditions read) and "Templating" (``request.*`` fi
 """
 from __future__ import annotations
 
-from functools import cached_property
-from typing import Any
+from typing import Any, Callable, Generic, TypeVar
 from urllib.parse import parse_qsl
 
 import orjson
 
 #: Marker for "the body is not valid JSON" (distinct from a JSON ``null`` body).
 INVALID_JSON: Any = object()
+
+_Value = TypeVar("_Value")
+
+
+class cached_property(Generic[_Value]):  # noqa: N801 - reads like the functools decorator
+    """A lock-free cached property: computes once, then the instance ``__dict__`` answers.
+
+    ``functools.cached_property`` takes a lock on every first access in Python 3.11; requests
+    are owned by one event loop, so the lock is pure cost on the hot path.
+    """
+
+    def __init__(self, function: Callable[[Any], _Value]):
+        self.function = function
+        self.name = function.__name__
+        self.__doc__ = function.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.function(instance)
+        return value
 
 
 class MockRequest:

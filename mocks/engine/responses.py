@@ -38,6 +38,14 @@ def default_content_type(body: bytes) -> bytes:
     return TEXT_TYPE
 
 
+def header_value(text: str) -> bytes:
+    """A rendered header value as bytes: CR and LF (from request data) become spaces, so a
+    template can never split or inject headers; characters outside latin-1 become ``?``."""
+    if "\r" in text or "\n" in text:
+        text = text.replace("\r", " ").replace("\n", " ")
+    return text.encode("latin-1", "replace")
+
+
 class BodyFileError(Exception):
     """A ``bodyFile`` that cannot be read at request time (answered 502 ``body_file_error``)."""
 
@@ -90,7 +98,7 @@ class CompiledResponse:
             try:
                 template = compile_template(value)
             except TemplateError as error:
-                raise ConfigError(f"{key_path}.headers.{name}", str(error)) from None
+                raise ConfigError(f"{key_path}.headers.{name}", error.detail) from None
             self._headers.append((name.lower().encode("latin-1"), template))
             if name.lower() == "content-type":
                 self._has_content_type = True
@@ -101,12 +109,12 @@ class CompiledResponse:
             try:
                 self._body = compile_template(response.body)
             except TemplateError as error:
-                raise ConfigError(f"{key_path}.body", str(error)) from None
+                raise ConfigError(f"{key_path}.body", error.detail) from None
         elif response.body is not None:
             try:
                 self._body = compile_value(response.body)
             except TemplateError as error:
-                raise ConfigError(f"{key_path}.body", str(error)) from None
+                raise ConfigError(f"{key_path}.body{error.location}", error.detail) from None
             self._body_is_json = True
         if self._body_file is None and all(t.is_static for _, t in self._headers) and (
                 self._body is None or self._body.is_static):
@@ -173,7 +181,7 @@ class CompiledResponse:
             body = self._file_template().render(context).encode()
         else:
             body = self._render_body_value(context)
-        headers = [(name, template.render(context).encode("latin-1", "replace"))
+        headers = [(name, header_value(template.render(context)))
                    for name, template in self._headers]
         return self.status, self._finish_headers(headers, body), body
 

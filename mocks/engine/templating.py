@@ -138,12 +138,12 @@ class RenderContext:
     def rng(self) -> random.Random:
         """The random stream of this render, created on first use.
 
-        Seeded: a fresh ``random.Random(seed)`` (~7 us), shared by every template rendered with
-        this context. Unseeded: the process-wide generator (no per-request cost).
+        Seeded: a fresh generator from :func:`fakedata.seeded_random` (~7 us), shared by every
+        template rendered with this context. Unseeded: the process-wide generator (no per-request cost).
         """
         rng = self._rng
         if rng is None:
-            rng = self._rng = random.Random(self.seed) if self.seed is not None else _UNSEEDED_RNG
+            rng = self._rng = _UNSEEDED_RNG if self.seed is None else fakedata.seeded_random(self.seed)
         return rng
 
 
@@ -168,7 +168,9 @@ def resolve_seed(request: MockRequest, response_seed: int | None) -> int | None:
     ``_mock_seed=N`` > header ``X-Mockd-Seed: N`` > ``response.seed``. A source whose value is
     not an integer is ignored and the next one is tried. Never raises.
     """
-    if request.query_string:
+    # Parsing the query costs microseconds; skip it when no seed parameter can be there (the
+    # names contain "seed" even when the underscores are percent-encoded).
+    if "seed" in request.query_string:
         query = request.query
         for parameter in _SEED_QUERY_PARAMETERS:
             seed = _parse_seed(query.get(parameter))
@@ -358,24 +360,30 @@ def _compile_value(value: Any, location: str) -> ValueTemplate:
             template = compile_template(value)
         except TemplateError as error:
             raise error.at(location) from None
-        return _StaticValue(value) if template.is_static else _StringValue(template)
+        # A static string still differs from its source when it holds a "\{{" escape.
+        return _StaticValue(template.render(None)) if template.is_static else _StringValue(template)
     if isinstance(value, dict):
-        entries = []
-        for key, item in value.items():
-            compiled = _compile_value(item, location + _location_of_key(key))
-            entries.append((key, item, None if compiled.is_static else compiled))
-        if all(compiled is None for _, _, compiled in entries):
-            return _StaticValue(value)
-        return _ObjectValue(tuple(entries))
+        entries = [(key, item, _compile_value(item, location + _location_of_key(key)))
+                   for key, item in value.items()]
+        if all(compiled.is_static for _, _, compiled in entries):
+            return _StaticValue(_unchanged_or(value, {key: compiled.render(None) for key, _, compiled in entries},
+                                              [(item, compiled) for _, item, compiled in entries]))
+        return _ObjectValue(tuple((key, compiled.render(None), None) if compiled.is_static else (key, item, compiled)
+                                  for key, item, compiled in entries))
     if isinstance(value, list):
-        items = []
-        for index, item in enumerate(value):
-            compiled = _compile_value(item, f"{location}[{index}]")
-            items.append((item, None if compiled.is_static else compiled))
-        if all(compiled is None for _, compiled in items):
-            return _StaticValue(value)
-        return _ArrayValue(tuple(items))
+        items = [(item, _compile_value(item, f"{location}[{index}]")) for index, item in enumerate(value)]
+        if all(compiled.is_static for _, compiled in items):
+            return _StaticValue(_unchanged_or(value, [compiled.render(None) for _, compiled in items], items))
+        return _ArrayValue(tuple((compiled.render(None), None) if compiled.is_static else (item, compiled)
+                                 for item, compiled in items))
     return _StaticValue(value)
+
+
+def _unchanged_or(original: Any, rebuilt: Any, children: list[tuple[Any, ValueTemplate]]) -> Any:
+    """``original`` when no child changed (keeps the caller's object), else ``rebuilt``."""
+    if all(compiled.render(None) is item for item, compiled in children):
+        return original
+    return rebuilt
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_$][\w$-]*")

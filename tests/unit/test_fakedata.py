@@ -221,3 +221,13 @@ def test_fake_data_module_run_without_flag_exits_with_usage():
     completed = subprocess.run([sys.executable, "-m", "mocks.engine.fakedata"],
                                capture_output=True, text=True, timeout=60)
     assert completed.returncode != 0 and "usage" in completed.stderr
+
+
+def test_fake_data_docs_reference_table_matches_registry():
+    # Examples may drift with the date (creditCardExp) and Faker releases; type and output may not.
+    from pathlib import Path
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "templating.md").read_text()
+    section = docs.split("## Fake-data types", 1)[1]
+    generated = [row.rsplit("|", 2)[0] for row in fakedata.markdown_table().splitlines()]
+    documented = [row.rsplit("|", 2)[0] for row in section.splitlines() if row.startswith("|")]
+    assert documented == generated, "regenerate with: python -m mocks.engine.fakedata --markdown"
