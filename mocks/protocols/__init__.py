@@ -34,12 +34,16 @@ class ProtocolRoute:
         action: an object with ``async respond(request, path_params, template_state, send)
             -> status`` — the same interface as a static response.
         methods: the methods it answers (empty = all).
+        prefix: when True the route answers every path *below* ``path`` that no HTTP mock
+            matched (e.g. the identity provider's 404 for unknown endpoints under its issuer
+            path); such routes never shadow a mock.
     """
 
     path: str
     mock_id: str
     action: Any
     methods: frozenset[str] = frozenset()
+    prefix: bool = False
 
 
 _resolved: dict[str, Callable[..., list[ProtocolRoute]] | None] = {}

@@ -1,0 +1,102 @@
+"""The identity-provider mock's compiler: one ``oauth`` mock -> the data-plane routes it serves.
+
+Registered in :data:`mocks.protocols.PROTOCOL_COMPILERS` as ``"oauth"``. The snapshot consults
+these exact-path routes before HTTP mocks (behavior notes §4).
+
+Source: SPEC "Identity-provider endpoints"; behavior notes §8 ("endpoints live on the mock
+port under the path part of ``issuer``": ``http://localhost:4280/auth`` -> ``/auth/token``,
+no path -> root).
+
+Concurrency: compiled and served on the engine loop. The signing key and the token store are
+looked up by mock id at compile time and live outside the compiled objects, so a recompile
+(every admin edit) keeps issued codes and tokens valid. Django-free.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from mocks.engine.request import MockRequest
+from mocks.engine.responses import Send, send_simple
+from mocks.protocols import ProtocolRoute
+
+from .config import validate_oauth_config
+from .errors import ServerError, error_body
+from .keys import process_signing_key
+from .provider import ENDPOINTS, Endpoint, IdentityProvider, json_response
+from .store import store_for
+
+logger = logging.getLogger("mockd.oidc")
+
+#: Methods the routes claim. OPTIONS is left to the engine (CORS preflight and its answer for
+#: unmatched requests); every other method reaches the endpoint, which answers 405 when it is
+#: not one of its own (notes §8).
+ROUTE_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
+
+
+class IdentityProviderAction:
+    """The route action of one endpoint of one identity-provider mock.
+
+    Same interface as a static response: ``async respond(request, path_params,
+    template_state, send) -> status``.
+    """
+
+    __slots__ = ("provider", "endpoint")
+
+    def __init__(self, provider: IdentityProvider, endpoint: Endpoint):
+        self.provider = provider
+        self.endpoint = endpoint
+
+    async def respond(self, request: MockRequest, path_params: dict[str, str],
+                      template_state: Any, send: Send) -> int:
+        """Answer ``request``; a bug costs one 500 ``server_error``, logged without secrets."""
+        try:
+            response = self.provider.handle(self.endpoint, request)
+        except Exception:  # noqa: BLE001 - one failed answer, never a dead route
+            # The traceback names code paths only; the request (which may carry secrets) is
+            # not formatted into the message.
+            logger.exception("identity provider %s failed at %s", self.provider.mock_id,
+                             self.endpoint.suffix)
+            response = json_response(500, error_body(ServerError.error))
+        headers = [(name.encode("latin-1"), value.encode("latin-1", "replace"))
+                   for name, value in response.headers]
+        await send_simple(send, response.status, headers, response.body,
+                          head=request.method == "HEAD")
+        return response.status
+
+
+def compile_oauth_mock(mock: Any, key_path: str, context: dict[str, Any]) -> list[ProtocolRoute]:
+    """The routes of the ``oauth`` mock at ``key_path`` (``mocks[3]``).
+
+    ``mock`` is a :class:`mocks.config.Mock` whose ``oauth`` is the raw dict; ``context`` is
+    the snapshot's compile context (unused). Returns one :class:`ProtocolRoute` per endpoint,
+    mounted under the issuer's path.
+
+    Raises :class:`~mocks.engine.errors.ConfigError` naming ``<key_path>.oauth.<field>``.
+    """
+    config = validate_oauth_config(mock.oauth, key_path)
+    provider = IdentityProvider(mock.id, config, store_for(mock.id), process_signing_key())
+    base = config.issuer_path
+    routes = [ProtocolRoute(path=f"{base}{endpoint.suffix}", mock_id=mock.id,
+                            action=IdentityProviderAction(provider, endpoint),
+                            methods=ROUTE_METHODS)
+              for endpoint in ENDPOINTS]
+    if base:
+        # Notes §8: an unknown sub-path of the issuer answers 404 (only when no mock matched).
+        routes.append(ProtocolRoute(path=base, mock_id=mock.id, action=UnknownEndpointAction(),
+                                    methods=ROUTE_METHODS, prefix=True))
+    return routes
+
+
+class UnknownEndpointAction:
+    """404 ``{"error": "not_found", "error_description": "unknown OAuth endpoint"}``
+    for paths under the issuer that are no endpoint (behavior notes §8)."""
+
+    BODY = b'{"error":"not_found","error_description":"unknown OAuth endpoint"}'
+
+    async def respond(self, request: MockRequest, path_params: dict[str, str],
+                      template_state: Any, send: Send) -> int:
+        await send_simple(send, 404, [(b"content-type", b"application/json"),
+                                      (b"cache-control", b"no-store")], self.BODY,
+                          head=request.method == "HEAD")
+        return 404
