@@ -10,6 +10,8 @@ Scenarios (issue "runnable mock server", item 8):
   jsonpath  POST /api/orders with a bodyJsonPath matcher
   daphne    static, served by daphne (--server daphne)
   templated GET /api/users/{id}?q= with five template expressions
+  list      GET /api/items: a table of 100 seeded items through an extend binding
+  create    POST /api/items with a small JSON body (the table grows during the run)
 
 Usage: python bench/run_bench.py [--duration 10] [--connections 50] [--only static,crowded]
 Needs wrk (Debian package) and taskset. Writes bench/out/results.json.
@@ -85,8 +87,24 @@ def templated_config() -> dict:
                                   "fake": "{{faker.name}}"}}}}]}
 
 
+def items_config() -> dict:
+    """The peers' stateful cases: one ``items`` table (100 seeded items) bound to
+    ``GET /api/items`` (list) and ``POST /api/items`` (create)."""
+    seed = [{"id": str(index), "name": f"item {index}", "price": index * 1.5,
+             "inStock": index % 2 == 0} for index in range(1, 101)]
+    return {"version": "1.0",
+            "mocks": [{"id": "items-list", "http": {"matcher": {"method": "GET",
+                                                                "path": "/api/items"}}},
+                      {"id": "items-create", "http": {"matcher": {"method": "POST",
+                                                                  "path": "/api/items"}}}],
+            "tables": [{"name": "items", "seedData": seed}],
+            "extend": [{"mock": "items-list", "table": "items", "action": "list"},
+                       {"mock": "items-create", "table": "items", "action": "create"}]}
+
+
 POST_ORDER = json.dumps({"customer": {"tier": "gold"}, "items": [{"sku": "A-1", "qty": 2}]})
 POST_USER = json.dumps({"name": "Ada"})
+POST_ITEM = json.dumps({"name": "new item", "price": 9.99})
 
 SCENARIOS = {
     "static": ({"version": "1.0", "mocks": [hello_mock()]}, "GET", "/api/hello", None, []),
@@ -95,6 +113,8 @@ SCENARIOS = {
     "daphne": ({"version": "1.0", "mocks": [hello_mock()]}, "GET", "/api/hello", None,
                ["--server", "daphne"]),
     "templated": (templated_config(), "POST", "/api/users/42?q=search", POST_USER, []),
+    "list": (items_config(), "GET", "/api/items", None, []),
+    "create": (items_config(), "POST", "/api/items", POST_ITEM, []),
 }
 
 

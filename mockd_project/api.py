@@ -1,11 +1,150 @@
-"""The admin API's table of contents: composes each app's ninja ``Router`` (STYLE §8)."""
+"""The admin API's table of contents: composes each app's ninja ``Router`` (STYLE §8).
+
+Every route of the admin port, in the order Django resolves them (fixed paths such as
+``/mocks/bulk`` and ``/requests/stream`` come before their ``{id}`` siblings), and the ONE place
+where exceptions become the SPEC error body ``{error, message}`` (SPEC "Errors"; behavior
+notes §1-§3). Swagger UI is served at ``/docs`` and the OpenAPI document at
+``/openapi-admin.json`` (``/openapi.json`` is the mocks export route of a later issue).
+"""
 from __future__ import annotations
 
+import logging
+from typing import Any
+
+import orjson
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
+from ninja.errors import HttpError, ValidationError
+from ninja.renderers import BaseRenderer
 
 from mockd_project import __version__
-from mocks.api import router as mocks_router
+from mockd_project.api_keys import router as api_keys_router
+from mockd_project.metrics import router as metrics_router
+from mocks.api_portability import router as portability_router
+from mocks.api import (config_router, health_router, mocks_router, requests_router,
+                       verification_router, workspaces_router)
+from mocks.api_sse import router as sse_router
+from mocks.config import ConfigFile, Mock as MockConfig
+from mocks.engine.loader import format_location
+from mocks.services import AdminError
+from tables.api import router as tables_router
 
-api = NinjaAPI(title="mockd admin API", version=__version__, urls_namespace="mockd-admin",
-               docs_url="/docs", openapi_url="/openapi-admin.json")
+logger = logging.getLogger("mockd.admin")
+
+
+class OrjsonRenderer(BaseRenderer):
+    """JSON answers rendered with orjson (ARCHITECTURE: "Use orjson for JSON")."""
+
+    media_type = "application/json"
+
+    def render(self, request: HttpRequest, data: Any, *, response_status: int) -> bytes:
+        """``data`` as compact JSON bytes."""
+        return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
+
+
+#: Routes that never need the API key (behavior notes §2).
+OPEN_PATHS = ("/health", "/ready", "/metrics")
+
+
+class AdminAPI(NinjaAPI):
+    """The NinjaAPI of the admin port; its OpenAPI document also carries the config schema
+    (``Mock``, ``ConfigFile`` and their parts) that request bodies refer to."""
+
+    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> Any:
+        """The OpenAPI document with the config-schema components added."""
+        schema = super().get_openapi_schema(*args, **kwargs)
+        components = schema.setdefault("components", {})
+        schemas = components.setdefault("schemas", {})
+        for model in (MockConfig, ConfigFile):
+            document = model.model_json_schema(by_alias=True,
+                                               ref_template="#/components/schemas/{model}")
+            schemas.update(document.pop("$defs", {}))
+            schemas[model.__name__] = document
+        # The key is checked by the admin gateway (mockd_project/middleware.py), not by ninja;
+        # documented here so Swagger UI's "Authorize" works (behavior notes §2).
+        components["securitySchemes"] = {
+            "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+            "BearerKey": {"type": "http", "scheme": "bearer"},
+            "ApiKeyQuery": {"type": "apiKey", "in": "query", "name": "api_key"},
+        }
+        schema["security"] = [{"ApiKeyHeader": []}, {"BearerKey": []}, {"ApiKeyQuery": []}]
+        for path in OPEN_PATHS:
+            for operation in schema.get("paths", {}).get(path, {}).values():
+                operation["security"] = []
+        return schema
+
+
+api = AdminAPI(title="mockd admin API", version=__version__, urls_namespace="mockd-admin",
+               docs_url="/docs", openapi_url="/openapi-admin.json", renderer=OrjsonRenderer(),
+               description="Control plane of the mockd mock server. Send the API key as "
+                           "`X-API-Key`, `Authorization: Bearer <key>` or `?api_key=`.")
+
+api.add_router("", health_router)
+api.add_router("", metrics_router)
 api.add_router("", mocks_router)
+api.add_router("", verification_router)
+api.add_router("", config_router)
+api.add_router("", requests_router)
+api.add_router("", workspaces_router)
+api.add_router("", api_keys_router)
+api.add_router("", tables_router)
+api.add_router("", portability_router)
+api.add_router("", sse_router)
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+def error_response(request: HttpRequest, status: int, code: str, message: str,
+                   details: dict[str, Any] | None = None) -> HttpResponse:
+    """The admin error body ``{error, message, details?}`` with ``status``."""
+    payload: dict[str, Any] = {"error": code, "message": message}
+    if details:
+        payload["details"] = details
+    return api.create_response(request, payload, status=status)
+
+
+@api.exception_handler(AdminError)
+def _admin_error(request: HttpRequest, error: AdminError) -> HttpResponse:
+    return error_response(request, error.status, error.code, error.message, error.details)
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request: HttpRequest, error: ValidationError) -> HttpResponse:
+    first = error.errors[0] if error.errors else {}
+    location = tuple(first.get("loc", ()))
+    source = location[0] if location else ""
+    field = format_location(location[1:]) if len(location) > 1 else str(source)
+    reason = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+    if source == "body" and first.get("type") == "json_invalid":
+        return error_response(request, 400, "invalid_json", "Invalid JSON in request body")
+    return error_response(request, 400, "validation_error",
+                          f"{field}: {reason}" if field else reason)
+
+
+@api.exception_handler(Http404)
+def _not_found(request: HttpRequest, error: Http404) -> HttpResponse:
+    return error_response(request, 404, "not_found", "Resource not found")
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, error: HttpError) -> HttpResponse:
+    code = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+            405: "method_not_allowed", 409: "conflict", 413: "body_too_large",
+            429: "rate_limited"}.get(error.status_code, "error")
+    return error_response(request, error.status_code, code, str(error))
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request: HttpRequest, error: RequestDataTooBig) -> HttpResponse:
+    return error_response(request, 413, "body_too_large",
+                          "Request body exceeds 10485760 bytes (10 MiB)")
+
+
+@api.exception_handler(Exception)
+def _unexpected(request: HttpRequest, error: Exception) -> HttpResponse:
+    logger.exception("admin %s %s failed", request.method, request.path)
+    return error_response(request, 500, "internal_error",
+                          f"Unexpected server error ({type(error).__name__}); see the server "
+                          f"log")

@@ -42,13 +42,23 @@ class MockdGroup(click.Group):
 @click.group(cls=MockdGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-v", prog_name="mockd",
                       message="%(prog)s %(version)s")
-def main() -> None:
+@click.option("--admin-url", default=None, metavar="URL",
+              help="Admin API of the server client commands talk to "
+                   "(env MOCKD_ADMIN_URL; default http://localhost:4290).")
+@click.option("--api-key", default=None, metavar="KEY",
+              help="Admin API key for client commands (env MOCKD_API_KEY; default: the key "
+                   "file in the data directory).")
+@click.pass_context
+def main(context: click.Context, admin_url: str | None, api_key: str | None) -> None:
     """mockd: a local, offline, multi-protocol mock server.
 
     Start it with a config file and point your app at http://localhost:4280:
 
         mockd start -c examples/quickstart.yaml
     """
+    context.ensure_object(dict)
+    context.obj["admin_url"] = admin_url
+    context.obj["api_key"] = api_key
 
 
 def _server_options(function):
@@ -72,12 +82,20 @@ def _server_options(function):
 
 
 def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server,
-           log_level) -> None:
+           log_level, detach=False, pid_file=None, max_log_entries=None,
+           no_persist=False) -> None:
+    if detach:
+        from mockd_project import daemon
+
+        argv = [argument for argument in sys.argv[1:] if argument not in ("-d", "--detach")]
+        sys.exit(daemon.detach(argv, daemon.pid_file_path(pid_file)))
     from mockd_project.runner import RunOptions, run_server
 
     options = RunOptions(full=True, config=config, host=host, port=port, admin_port=admin_port,
                          engine_port=engine_port, data_dir=data_dir, no_auth=no_auth,
-                         server=server, log_level=_level(log_level, "warning"))
+                         server=server, log_level=_level(log_level, "warning"),
+                         pid_file=pid_file, max_log_entries=max_log_entries,
+                         no_persist=no_persist)
     sys.exit(run_server(options))
 
 
@@ -98,9 +116,19 @@ def _start_command(name: str, help_text: str):
     @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
                   help="Data directory (default $MOCKD_DATA_DIR or ~/.local/share/mockd).")
     @click.option("--no-auth", is_flag=True, help="Do not require an admin API key.")
+    @click.option("-d", "--detach", is_flag=True,
+                  help="Run in the background (output to ~/.mockd/daemon.log).")
+    @click.option("--pid-file", type=click.Path(dir_okay=False), default=None,
+                  help="PID file (default ~/.mockd/mockd.pid).")
+    @click.option("--max-log-entries", type=click.IntRange(0, None), default=None,
+                  help="Request-log capacity (default 1000; env MOCKD_MAX_LOG_ENTRIES).")
+    @click.option("--no-persist", is_flag=True,
+                  help="Keep definitions in memory only (nothing written to the data dir "
+                       "but the API key).")
     def command(config, host, engine_port, server, log_level, port, admin_port, data_dir,
-                no_auth):
-        _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server, log_level)
+                no_auth, detach, pid_file, max_log_entries, no_persist):
+        _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server, log_level,
+               detach, pid_file, max_log_entries, no_persist)
 
     return command
 
@@ -125,6 +153,16 @@ def engine_command(config, host, engine_port, server, log_level, port, print_url
                          log_level=_level(log_level, "warning"))
     sys.exit(run_server(options))
 
+
+from mockd_project import cli_client  # noqa: E402  (registers the client commands on `main`)
+
+cli_client.register(main)
+from tables import cli as tables_cli  # noqa: E402  (stateful add; http add --stateful)
+tables_cli.register(main)
+from mocks import cli_portability  # noqa: E402  (mockd import / export)
+cli_portability.register(main)
+from oidc import cli as oidc_cli  # noqa: E402  (oauth add)
+oidc_cli.register(main)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -53,6 +53,11 @@ class RunOptions:
         server: ``uvicorn`` or ``daphne``.
         log_level: Python logging level name.
         quiet: do not print the human banner.
+        max_body_size: data-plane request body limit in bytes.
+        max_log_entries: request-log capacity (None: ``serverConfig.maxLogEntries``, else
+            ``$MOCKD_MAX_LOG_ENTRIES``, else 1000).
+        no_persist: keep definitions in memory only (full mode).
+        pid_file: PID file path (full mode; None = ``~/.mockd/mockd.pid``).
     """
 
     full: bool = True
@@ -68,6 +73,9 @@ class RunOptions:
     log_level: str = "warning"
     quiet: bool = False
     max_body_size: int = DEFAULT_MAX_BODY_SIZE
+    max_log_entries: int | None = None
+    no_persist: bool = False
+    pid_file: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -134,13 +142,52 @@ def setup_django(options: RunOptions) -> None:
     data_dir = Path(options.data_dir).expanduser() if options.data_dir else None
     if data_dir is not None:
         os.environ["MOCKD_DATA_DIR"] = str(data_dir)
+    if options.no_persist:
+        os.environ["MOCKD_NO_PERSIST"] = "1"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mockd_project.settings")
     from django.conf import settings
 
     import django
 
-    django.setup()
     Path(settings.DATA_DIR).mkdir(parents=True, exist_ok=True)
+    django.setup()
+
+
+def start_control_plane(options: RunOptions, config: Any) -> int:
+    """Full mode, after Django is set up: migrate the database, load the definitions into the
+    engine (the ``-c`` file replaces the stored ones, notes §15), prepare the API key.
+
+    Returns the number of mocks loaded. Raises :class:`StartupFailure` (exit 2) when the stored
+    or given definitions do not compile.
+    """
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from mockd_project import auth
+    from mocks import services
+
+    call_command("migrate", verbosity=0, interactive=False)
+    try:
+        loaded = services.start_from(config)
+    except services.AdminError as error:
+        raise StartupFailure(EXIT_CONFIG_ERROR, f"config error: {error.message}") from None
+    runtime.data_dir = str(settings.DATA_DIR)
+    runtime.persist = not options.no_persist
+    runtime.api_key = (None if options.no_auth
+                       else auth.load_or_create_api_key(settings.DATA_DIR))
+    return loaded
+
+
+def _log_capacity(options: RunOptions, config: Any) -> int:
+    if options.max_log_entries is not None:
+        return options.max_log_entries
+    server_config = getattr(config, "server_config", None)
+    if server_config is not None and server_config.max_log_entries is not None:
+        return server_config.max_log_entries
+    try:
+        return int(os.environ.get("MOCKD_MAX_LOG_ENTRIES") or 1000)
+    except ValueError:
+        return 1000
 
 
 def run_server(options: RunOptions) -> int:
@@ -148,7 +195,7 @@ def run_server(options: RunOptions) -> int:
     logging.basicConfig(level=options.log_level.upper(), format="%(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
     try:
-        engine, _config = prepare(options)
+        engine, config = prepare(options)
         data_socket = bind_socket(options.host, options.port, "mock server")
         admin_socket = (bind_socket(options.host, options.admin_port, "admin API")
                         if options.full else None)
@@ -159,26 +206,38 @@ def run_server(options: RunOptions) -> int:
 
     from mockd_project.asgi import data_plane_application
 
-    control = EngineControl(engine)
+    control = EngineControl(engine, _log_capacity(options, config))
     runtime.control = control
+    runtime.host = options.host
     apps: list[tuple[str, Any, socket.socket]] = [
         ("data", data_plane_application(engine), data_socket),
         ("control", EngineControlApp(control), control_socket),
     ]
+    mocks_loaded = engine.snapshot.mock_count
     if options.full:
         try:
             setup_django(options)
+            mocks_loaded = start_control_plane(options, config)
+        except StartupFailure as failure:
+            print(failure.message, file=sys.stderr)
+            return failure.exit_code
         except Exception as error:  # noqa: BLE001 - one clear line instead of a traceback
             print(f"cannot start the admin side: {error}", file=sys.stderr)
             return EXIT_LISTEN_ERROR
-        from mockd_project.asgi import admin_application
+        from mockd_project.middleware import build_admin_application
 
-        apps.append(("admin", admin_application(), admin_socket))
+        apps.append(("admin", build_admin_application(auth_enabled=not options.no_auth),
+                     admin_socket))
     data_port = data_socket.getsockname()[1]
     runtime.ports = {"data": data_port, "control": control_socket.getsockname()[1]}
     if admin_socket is not None:
         runtime.ports["admin"] = admin_socket.getsockname()[1]
     runtime.ready = True
+    pid_file = None
+    if options.full:
+        from mockd_project import daemon
+
+        pid_file = daemon.pid_file_path(options.pid_file)
 
     def announce() -> None:
         if options.print_url:
@@ -190,10 +249,22 @@ def run_server(options: RunOptions) -> int:
             lines.append("Press Ctrl+C to stop")
             print("\n".join(lines), file=sys.stderr if options.print_url else sys.stdout,
                   flush=True)
+        if pid_file is not None:
+            from mockd_project import daemon
 
-    if options.server == "daphne":
-        return _run_daphne(apps, announce)
-    return _run_uvicorn(apps, options, announce)
+            daemon.write_pid_file(pid_file, host=options.host, ports=runtime.ports,
+                                  config_file=options.config, mocks_loaded=mocks_loaded)
+            daemon.ensure_superuser_in_background()
+
+    try:
+        if options.server == "daphne":
+            return _run_daphne(apps, announce)
+        return _run_uvicorn(apps, options, announce)
+    finally:
+        if pid_file is not None:
+            from mockd_project import daemon
+
+            daemon.remove_pid_file(pid_file)
 
 
 def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions,

@@ -13,12 +13,27 @@ from typing import Any
 
 @dataclass
 class Runtime:
-    """Attributes: control (EngineControl or None), started_at (epoch s), ready, ports."""
+    """Process-wide state of one mockd server.
+
+    Attributes:
+        control: the ``EngineControl`` the admin side drives (None until the runner sets it).
+        started_at: epoch seconds when the process started.
+        ready: True once the startup configuration is loaded (``/ready`` follows it).
+        ports: listening ports by role: ``data``, ``admin``, ``control``.
+        host: the interface the data plane and admin listen on.
+        api_key: the admin API key (None with ``--no-auth``).
+        data_dir: the data directory (full mode), as a string.
+        persist: False with ``--no-persist`` (definitions kept in memory only).
+    """
 
     control: Any = None
     started_at: float = field(default_factory=time.time)
     ready: bool = False
     ports: dict[str, int] = field(default_factory=dict)
+    host: str = "127.0.0.1"
+    api_key: str | None = None
+    data_dir: str | None = None
+    persist: bool = True
 
 
 runtime = Runtime()

@@ -6,6 +6,7 @@ environment the runner sets before ``django.setup()``.
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 from mockd_project.paths import default_data_dir
@@ -13,7 +14,31 @@ from mockd_project.paths import default_data_dir
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("MOCKD_DATA_DIR") or default_data_dir())
 
-SECRET_KEY = os.environ.get("MOCKD_SECRET_KEY", "mockd-local-only-not-a-secret")
+
+def _secret_key() -> str:
+    """``$MOCKD_SECRET_KEY``, else ``<data dir>/secret-key`` (created 0600 on first use), so
+    Django-admin sessions are not signed with a key everybody knows."""
+    if os.environ.get("MOCKD_SECRET_KEY"):
+        return os.environ["MOCKD_SECRET_KEY"]
+    path = DATA_DIR / "secret-key"
+    try:
+        existing = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        existing = ""
+    if existing:
+        return existing
+    key = secrets.token_urlsafe(50)
+    try:
+        DATA_DIR.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(key + "\n")
+    except OSError:
+        pass  # a read-only data directory: the key then lives for this process only
+    return key
+
+
+SECRET_KEY = _secret_key()
 DEBUG = False
 ALLOWED_HOSTS = ["*"]
 
@@ -60,17 +85,37 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": os.environ.get("MOCKD_DATABASE") or str(DATA_DIR / "mockd.sqlite3"),
+#: ``--no-persist`` keeps every definition in a shared in-memory SQLite database that lives as
+#: long as the process (behavior notes §15).
+PERSIST = os.environ.get("MOCKD_NO_PERSIST", "") not in ("1", "true", "yes")
+
+if PERSIST:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": os.environ.get("MOCKD_DATABASE") or str(DATA_DIR / "mockd.sqlite3"),
+            # WAL: admin reads do not wait for writes; each change is one durable commit
+            # (survives kill -9: the data is in the OS once the commit returns).
+            "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                        "timeout": 10},
+        }
     }
-}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": "file:mockd-memory?mode=memory&cache=shared",
+            "OPTIONS": {"timeout": 10},
+        }
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 TIME_ZONE = "UTC"
 STATIC_URL = "static/"
+APPEND_SLASH = False
+#: Behavior notes §3: the admin port answers with this referrer policy.
+SECURE_REFERRER_POLICY = "strict-origin-when-cross-origin"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 LOGGING = {
@@ -78,4 +123,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("MOCKD_LOG_LEVEL", "WARNING")},
+    # Every 4xx of the admin API is an answer, not a server problem: keep them out of the log.
+    "loggers": {"django.request": {"level": "ERROR"}},
 }

@@ -1,31 +1,466 @@
-"""Admin API routes of the mocks app (django-ninja ``Router``).
+"""Admin API routes of the mocks app (django-ninja routers; STYLE §8: parse, call, return).
 
-Source: SPEC "Admin API" / "Health and metrics"; behavior notes §1 "Health, status, ports".
+Routers (composed in :mod:`mockd_project.api`):
+
+* ``health_router``: ``GET /health``, ``GET /ready``, ``GET /status``, ``GET /ports``;
+* ``mocks_router``: ``/mocks`` CRUD, ``/mocks/bulk``, ``/mocks/{id}/toggle``;
+* ``verification_router``: ``/mocks/{id}/verify``, ``/mocks/{id}/invocations``, ``/verify``;
+* ``config_router``: ``GET``/``POST /config``;
+* ``requests_router``: ``/requests``, ``/requests/stream``, ``/requests/{id}``;
+* ``workspaces_router``: ``/workspaces`` CRUD.
+
+Mock CRUD, config and workspace operations are synchronous (they use the ORM through
+:mod:`mocks.services`); request-log and verification operations are async and call
+``EngineControl`` directly on the engine loop. Errors are raised as
+:class:`~mocks.services.AdminError` and rendered by the one exception handler.
+
+Source: SPEC "Admin API"; behavior notes §1 (routes, shapes, filters), §12 (workspaces).
 """
 from __future__ import annotations
 
+import asyncio
 import time
+from typing import Any
 
-from django.http import JsonResponse
-from ninja import Router
+import orjson
+import yaml
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from ninja import Query, Router
 
+from mockd_project import __version__
 from mockd_project.runtime import runtime
+from mocks import services
+from mocks.config import ConfigFile, Mock as MockConfig
+from mocks.engine.control import (CONNECTED_MESSAGE, MISSING_CRITERIA_MESSAGE,
+                                  STREAM_KEEPALIVE_SECONDS, criteria_from, sse_frame)
 from mocks.engine.core import utc_timestamp
+from mocks.engine.requestlog import QueryParameterError, parse_request_filter
+from mocks.services import AdminError, MockFilter, validation_error
 
-router = Router(tags=["health"])
+health_router = Router(tags=["health"])
+mocks_router = Router(tags=["mocks"])
+verification_router = Router(tags=["verification"])
+config_router = Router(tags=["configuration"])
+requests_router = Router(tags=["request log"])
+workspaces_router = Router(tags=["workspaces"])
+
+#: ``error`` code and message of an unparsable body (behavior notes §3).
+INVALID_JSON_MESSAGE = "Invalid JSON in request body"
 
 
-@router.get("/health", auth=None)
-def health(request):
-    """Liveness: ``{"status": "ok", "uptime": <s>, "timestamp"}``, no auth."""
-    return {"status": "ok", "uptime": int(time.time() - runtime.started_at),
-            "timestamp": utc_timestamp()}
+# ---------------------------------------------------------------------------- helpers
 
 
-@router.get("/ready", auth=None)
-def ready(request):
-    """Readiness: 200 ``{status: ready, uptime, timestamp}`` once config is loaded, else 503."""
+def json_body(request: HttpRequest) -> Any:
+    """The parsed JSON body; raises 400 ``invalid_json`` when it is empty or not JSON."""
+    try:
+        return orjson.loads(request.body)
+    except orjson.JSONDecodeError:
+        raise AdminError(400, "invalid_json", INVALID_JSON_MESSAGE) from None
+
+
+def engine_control() -> Any:
+    """``runtime.control``; raises 503 ``no_engine`` when no engine is connected (notes §1)."""
+    control = runtime.control
+    if control is None:
+        raise AdminError(503, "no_engine", "No engine connected")
+    return control
+
+
+def _schema_of(model: Any) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+
+def _json_request_body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"requestBody": {"required": True,
+                            "content": {"application/json": {"schema": schema}}}}
+
+
+def _json(payload: Any, status: int = 200) -> HttpResponse:
+    return HttpResponse(orjson.dumps(payload), status=status, content_type="application/json")
+
+
+def _no_content() -> HttpResponse:
+    return HttpResponse(status=204)
+
+
+def _uptime() -> int:
+    return int(time.time() - runtime.started_at)
+
+
+# ---------------------------------------------------------------------------- health
+
+
+@health_router.get("/health", summary="Liveness (no auth)")
+def health(request: HttpRequest) -> dict[str, Any]:
+    """200 ``{"status": "ok", "uptime": <s>, "timestamp"}`` (SPEC "Health and metrics")."""
+    return {"status": "ok", "uptime": _uptime(), "timestamp": utc_timestamp()}
+
+
+@health_router.get("/ready", summary="Readiness (no auth)")
+def ready(request: HttpRequest) -> Any:
+    """200 ``{status: ready, uptime, timestamp}`` once config is loaded, else 503
+    ``{status: initializing, timestamp}`` (behavior notes §1)."""
     if not runtime.ready:
-        return JsonResponse({"status": "initializing", "timestamp": utc_timestamp()}, status=503)
-    return {"status": "ready", "uptime": int(time.time() - runtime.started_at),
-            "timestamp": utc_timestamp()}
+        return _json({"status": "initializing", "timestamp": utc_timestamp()}, 503)
+    return {"status": "ready", "uptime": _uptime(), "timestamp": utc_timestamp()}
+
+
+@health_router.get("/status", summary="Server status")
+async def status(request: HttpRequest) -> dict[str, Any]:
+    """``{status: running, httpPort, adminPort, uptime, mockCount, activeMocks, requestCount,
+    version, protocols, startedAt}`` (behavior notes §1 "Health, status, ports")."""
+    engine = await engine_control().status()
+    ports = runtime.ports
+    return {"status": "running", "httpPort": ports.get("data"), "adminPort": ports.get("admin"),
+            "uptime": _uptime(), "mockCount": engine["mockCount"],
+            "activeMocks": engine["activeMocks"], "requestCount": engine["requestCount"],
+            "tlsEnabled": False, "version": __version__,
+            "protocols": {"http": {"enabled": True, "port": ports.get("data"),
+                                   "status": "running",
+                                   "mocks": engine["mocksByType"].get("http", 0)}},
+            "startedAt": utc_timestamp(runtime.started_at)}
+
+
+@health_router.get("/ports", summary="Listening ports")
+def ports(request: HttpRequest, verbose: bool = False) -> dict[str, Any]:
+    """``{ports: [{port, protocol, component, status, tls?}]}``: the admin API first, then the
+    mock engine (behavior notes §1); ``?verbose=true`` adds ``engineId``/``engineName``."""
+    rows = []
+    if "admin" in runtime.ports:
+        rows.append({"port": runtime.ports["admin"], "protocol": "HTTP",
+                     "component": "Admin API", "status": "running"})
+    if "data" in runtime.ports:
+        engine_row: dict[str, Any] = {"port": runtime.ports["data"], "protocol": "HTTP",
+                                      "component": "Mock Engine", "status": "running"}
+        if verbose:
+            engine_row.update(engineId="local", engineName="Local Engine")
+        rows.append(engine_row)
+    return {"ports": rows}
+
+
+# ---------------------------------------------------------------------------- mocks
+
+
+@mocks_router.get("/mocks", summary="List mocks")
+def list_mocks(request: HttpRequest, type: str | None = None, enabled: bool | None = None,
+               search: str | None = None,
+               workspace_id: str | None = Query(None, alias="workspaceId"),
+               parent_id: str | None = Query(None, alias="parentId"),
+               folder_id: str | None = Query(None, alias="folderId"),
+               limit: int | None = Query(None, ge=0),
+               offset: int = Query(0, ge=0)) -> dict[str, Any]:
+    """``{mocks, total, count}`` with filters ``type``, ``enabled``, ``search``,
+    ``workspaceId``, ``parentId``/``folderId``, ``limit``, ``offset`` (negative -> 400)."""
+    mocks, total = services.list_mocks(MockFilter(
+        type=type, enabled=enabled, search=search, workspace_id=workspace_id,
+        parent_id=parent_id if parent_id is not None else folder_id, limit=limit,
+        offset=offset))
+    return {"mocks": mocks, "total": total, "count": len(mocks)}
+
+
+@mocks_router.post("/mocks", summary="Create a mock",
+                   openapi_extra=_json_request_body(_schema_of(MockConfig)))
+def create_mock(request: HttpRequest,
+                workspace_id: str | None = Query(None, alias="workspaceId")) -> Any:
+    """201 ``{id, action: created, message: "Created <type> mock", mock, ...mock fields}``
+    (contract note: the mock's fields are also copied to the top level)."""
+    document = services.create_mock(json_body(request), workspace_id)
+    payload = {**document, "id": document["id"], "action": "created",
+               "message": f"Created {document['type']} mock", "mock": document}
+    return _json(payload, 201)
+
+
+@mocks_router.delete("/mocks", summary="Delete all mocks (or one type)")
+def delete_mocks(request: HttpRequest, type: str | None = None,
+                 workspace_id: str | None = Query(None, alias="workspaceId")) -> HttpResponse:
+    """204 after deleting every mock (``?type=`` and ``?workspaceId=`` narrow it)."""
+    services.delete_mocks(type, workspace_id)
+    return _no_content()
+
+
+@mocks_router.post("/mocks/bulk", summary="Create many mocks",
+                   openapi_extra=_json_request_body({"type": "array",
+                                                     "items": _schema_of(MockConfig)}))
+def bulk_create(request: HttpRequest, replace: bool = False,
+                workspace_id: str | None = Query(None, alias="workspaceId")) -> Any:
+    """201 ``{created, mocks}``; ``?replace=true`` swaps the workspace's mocks; a duplicate id
+    -> 400 ``duplicate_id``."""
+    result = services.bulk_create(json_body(request), replace=replace,
+                                  workspace_id=workspace_id)
+    return _json(result, 201)
+
+
+@mocks_router.get("/mocks/{mock_id}", summary="Get a mock")
+def get_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
+    """The mock; 404 ``not_found`` "mock not found"."""
+    return services.get_mock(mock_id)
+
+
+def _updated(document: dict[str, Any]) -> dict[str, Any]:
+    return {"id": document["id"], "action": "updated",
+            "message": f"Updated {document['type']} mock", "mock": document}
+
+
+@mocks_router.put("/mocks/{mock_id}", summary="Replace a mock",
+                  openapi_extra=_json_request_body(_schema_of(MockConfig)))
+def replace_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
+    """Full replace -> ``{id, action: updated, message, mock}``; 404 when missing."""
+    return _updated(services.replace_mock(mock_id, json_body(request)))
+
+
+@mocks_router.patch("/mocks/{mock_id}", summary="Patch a mock",
+                    openapi_extra=_json_request_body({"type": "object"}))
+def patch_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
+    """Partial update (behavior notes §1 "PATCH") -> answer as PUT."""
+    return _updated(services.patch_mock(mock_id, json_body(request)))
+
+
+@mocks_router.delete("/mocks/{mock_id}", summary="Delete a mock")
+def delete_mock(request: HttpRequest, mock_id: str) -> HttpResponse:
+    """204; 404 when missing."""
+    services.delete_mock(mock_id)
+    return _no_content()
+
+
+@mocks_router.post("/mocks/{mock_id}/toggle", summary="Enable or disable a mock")
+def toggle_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
+    """Flip ``enabled`` -> ``{id, action: toggled, message: "Mock enabled"|"Mock disabled",
+    mock}``."""
+    document = services.toggle_mock(mock_id)
+    return {"id": document["id"], "action": "toggled",
+            "message": "Mock enabled" if document["enabled"] else "Mock disabled",
+            "mock": document}
+
+
+# ---------------------------------------------------------------------------- verification
+
+
+async def _require_mock(control: Any, mock_id: str) -> None:
+    if not await control.has_mock(mock_id):
+        raise services.not_found("Mock not found")
+
+
+@verification_router.get("/mocks/{mock_id}/verify", summary="Call count of a mock")
+async def verification_status(request: HttpRequest, mock_id: str) -> dict[str, Any]:
+    """``{mockId, callCount, firstCalledAt?, lastCalledAt?}``; 404 "Mock not found"."""
+    control = engine_control()
+    await _require_mock(control, mock_id)
+    return await control.verification(mock_id)
+
+
+@verification_router.post("/mocks/{mock_id}/verify", summary="Verify a mock's call count",
+                          openapi_extra=_json_request_body({
+                              "type": "object", "properties": {
+                                  "atLeast": {"type": "integer", "minimum": 0},
+                                  "atMost": {"type": "integer", "minimum": 0},
+                                  "exactly": {"type": "integer", "minimum": 0},
+                                  "never": {"type": "boolean"}}}))
+async def verify_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
+    """``{atLeast?, atMost?, exactly?, never?}`` -> ``{success, passed, actual, expected?,
+    message}``; no criterion -> 400 ``missing_criteria``."""
+    control = engine_control()
+    await _require_mock(control, mock_id)
+    try:
+        criteria = criteria_from(json_body(request))
+    except QueryParameterError as error:
+        raise validation_error(str(error)) from None
+    if criteria.empty:
+        raise AdminError(400, "missing_criteria", MISSING_CRITERIA_MESSAGE)
+    return await control.verify(mock_id, criteria)
+
+
+@verification_router.get("/mocks/{mock_id}/invocations", summary="Calls of a mock")
+async def list_invocations(request: HttpRequest, mock_id: str,
+                           limit: int = Query(100, ge=0),
+                           offset: int = Query(0, ge=0)) -> dict[str, Any]:
+    """``{invocations: [{id, timestamp, method, path, headers?, body?}], count, total}``."""
+    control = engine_control()
+    await _require_mock(control, mock_id)
+    return await control.invocations(mock_id, limit, offset)
+
+
+@verification_router.delete("/mocks/{mock_id}/invocations", summary="Reset one mock")
+async def clear_invocations(request: HttpRequest, mock_id: str) -> dict[str, Any]:
+    """``{"message": "Invocations cleared", "mockId", "cleared": n}``."""
+    control = engine_control()
+    await _require_mock(control, mock_id)
+    cleared = await control.clear_invocations(mock_id)
+    return {"message": "Invocations cleared", "mockId": mock_id, "cleared": cleared}
+
+
+@verification_router.delete("/verify", summary="Reset all verification data")
+async def clear_verification(request: HttpRequest) -> dict[str, Any]:
+    """``{"message": "All verification data cleared", "cleared": n}``."""
+    cleared = await engine_control().clear_requests()
+    return {"message": "All verification data cleared", "cleared": cleared}
+
+
+# ---------------------------------------------------------------------------- configuration
+
+
+@config_router.get("/config", summary="Export the configuration")
+def export_config(request: HttpRequest, format: str = "json", name: str | None = None,
+                  workspace_id: str | None = Query(None, alias="workspaceId")) -> Any:
+    """``{version: "1.0", kind: MockCollection, name, metadata: {name}, mocks, ...}``;
+    ``?format=yaml`` answers ``application/x-yaml``."""
+    document = services.export_config(workspace_id, name)
+    if format.lower() in ("yaml", "yml"):
+        return HttpResponse(yaml.safe_dump(document, sort_keys=False, allow_unicode=True),
+                            content_type="application/x-yaml")
+    if format.lower() != "json":
+        raise validation_error(f"format: use json or yaml, got {format!r}")
+    return document
+
+
+_CONFIG_KEYS = ("version", "mocks", "tables", "extend", "statefulResources",
+                "customOperations", "imports", "serverConfig")
+
+
+@config_router.post("/config", summary="Import a configuration",
+                    openapi_extra=_json_request_body({
+                        "type": "object", "properties": {
+                            "config": _schema_of(ConfigFile), "replace": {"type": "boolean"}}}))
+def import_config(request: HttpRequest, replace: bool | None = None,
+                  dry_run: bool = Query(False, alias="dryRun"),
+                  workspace_id: str | None = Query(None, alias="workspaceId")) -> dict[str, Any]:
+    """``{config, replace?}`` or a bare collection (YAML when Content-Type says yaml) ->
+    ``{message, imported, total, statefulResources?}``; ``?dryRun=true`` -> ``{dryRun: true,
+    mocks, statefulResources?}``; 400 ``missing_config`` / ``invalid_yaml``."""
+    engine_control()
+    if "yaml" in (request.content_type or "").lower():
+        try:
+            body = yaml.safe_load(request.body or b"")
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            raise AdminError(400, "invalid_yaml", f"Invalid YAML in request body{where}") \
+                from None
+    else:
+        body = json_body(request)
+    body_replace = None
+    if isinstance(body, dict) and "config" in body:
+        body_replace = body.get("replace")
+        document = body["config"]
+    elif isinstance(body, dict) and any(key in body for key in _CONFIG_KEYS):
+        document = body
+    else:
+        document = None
+    if document is None:
+        raise AdminError(400, "missing_config",
+                         "config is required: send {\"config\": {\"version\": \"1.0\", "
+                         "\"mocks\": [...]}} or the collection itself")
+    if body_replace is not None and not isinstance(body_replace, bool):
+        raise validation_error("replace: must be true or false")
+    config = services.parse_config_document(document)
+    if dry_run:
+        result: dict[str, Any] = {"dryRun": True, "mocks": len(config.mocks)}
+        if config.stateful_resources:
+            result["statefulResources"] = len(config.stateful_resources)
+        return result
+    return services.import_config(config, replace=bool(replace or body_replace),
+                                  workspace_id=workspace_id)
+
+
+# ---------------------------------------------------------------------------- request log
+
+
+@requests_router.get("/requests", summary="Request log")
+async def list_requests(
+        request: HttpRequest, limit: int = Query(100, ge=0), offset: int = Query(0, ge=0),
+        method: str | None = None, path: str | None = None, matched: str | None = None,
+        status: int | None = Query(None, ge=0), protocol: str | None = None,
+        has_error: bool | None = Query(None, alias="hasError"),
+        unmatched_only: bool | None = Query(None, alias="unmatchedOnly"),
+        workspace_id: str | None = Query(None, alias="workspaceId")) -> dict[str, Any]:
+    """``{requests, count, total}``, newest first, with every filter of behavior notes §1."""
+    control = engine_control()
+    try:
+        filters = parse_request_filter(request.GET)
+    except QueryParameterError as error:
+        raise validation_error(str(error)) from None
+    return await control.requests(filters)
+
+
+@requests_router.delete("/requests", summary="Clear the request log")
+async def clear_requests(request: HttpRequest) -> dict[str, Any]:
+    """``{"message": "Request logs cleared", "cleared": n}``."""
+    cleared = await engine_control().clear_requests()
+    return {"message": "Request logs cleared", "cleared": cleared}
+
+
+@requests_router.get("/requests/stream", summary="Live request stream (SSE)")
+async def request_stream(request: HttpRequest) -> StreamingHttpResponse:
+    """SSE: ``event: connected`` then one ``event: request`` per new entry, pushed by the
+    engine's request log as it happens (a comment every 15 s keeps idle streams alive)."""
+    control = engine_control()
+    queue = control.subscribe()
+
+    async def frames():
+        try:
+            yield sse_frame("connected", CONNECTED_MESSAGE)
+            while True:
+                try:
+                    record = await asyncio.wait_for(queue.get(), STREAM_KEEPALIVE_SECONDS)
+                except asyncio.TimeoutError:
+                    yield b": keepalive\n\n"
+                    continue
+                yield sse_frame("request", control.entry_of(record))
+        finally:
+            control.unsubscribe(queue)
+
+    response = StreamingHttpResponse(frames(), content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["Connection"] = "keep-alive"
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
+@requests_router.get("/requests/{entry_id}", summary="One request-log entry")
+async def get_request(request: HttpRequest, entry_id: str) -> dict[str, Any]:
+    """The entry; 404 ``not_found`` "Resource not found"."""
+    entry = await engine_control().request(entry_id)
+    if entry is None:
+        raise services.not_found("Resource not found")
+    return entry
+
+
+# ---------------------------------------------------------------------------- workspaces
+
+_WORKSPACE_BODY = {"type": "object", "required": ["name"], "properties": {
+    "name": {"type": "string"}, "type": {"type": "string", "enum": ["local"]},
+    "description": {"type": "string"}, "basePath": {"type": "string"}}}
+
+
+@workspaces_router.get("/workspaces", summary="List workspaces")
+def list_workspaces(request: HttpRequest) -> dict[str, Any]:
+    """``{workspaces, count}``, the default workspace first."""
+    workspaces = services.list_workspaces()
+    return {"workspaces": workspaces, "count": len(workspaces)}
+
+
+@workspaces_router.post("/workspaces", summary="Create a workspace",
+                        openapi_extra=_json_request_body(_WORKSPACE_BODY))
+def create_workspace(request: HttpRequest) -> Any:
+    """201 with the workspace; duplicate name -> 409 ``already_exists`` (``details.existingId``)."""
+    return _json(services.create_workspace(json_body(request)), 201)
+
+
+@workspaces_router.get("/workspaces/{workspace_id}", summary="Get a workspace")
+def get_workspace(request: HttpRequest, workspace_id: str) -> dict[str, Any]:
+    """The workspace; 404 "Workspace not found"."""
+    return services.get_workspace(workspace_id)
+
+
+@workspaces_router.put("/workspaces/{workspace_id}", summary="Update a workspace",
+                       openapi_extra=_json_request_body({**_WORKSPACE_BODY, "required": []}))
+def update_workspace(request: HttpRequest, workspace_id: str) -> dict[str, Any]:
+    """The updated workspace; the default workspace -> 400."""
+    return services.update_workspace(workspace_id, json_body(request))
+
+
+@workspaces_router.delete("/workspaces/{workspace_id}", summary="Delete a workspace")
+def delete_workspace(request: HttpRequest, workspace_id: str) -> HttpResponse:
+    """204; the default workspace -> 400; 404 when missing."""
+    services.delete_workspace(workspace_id)
+    return _no_content()

@@ -13,6 +13,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mocks.importers.config_imports import ImportEntry
+from tables.config import ExtendBinding, StatefulBinding, StatefulResourceConfig, TableConfig
+
+from mocks.protocols.streaming.config import ChunkedConfig, SseConfig, check_stream_placement
+
 MOCK_TYPES = ("http", "graphql", "grpc", "websocket", "mqtt", "soap", "oauth")
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 
@@ -118,11 +123,16 @@ class HttpMock(Strict):
     priority: int = Field(0, ge=0)
     matcher: Matcher
     response: Response | None = None
-    sse: dict[str, Any] | None = None
-    chunked: dict[str, Any] | None = None
+    sse: SseConfig | None = None
+    chunked: ChunkedConfig | None = None
     stateful_operation: str | None = Field(None, alias="statefulOperation")
-    stateful_binding: dict[str, Any] | None = Field(None, alias="statefulBinding")
+    stateful_binding: StatefulBinding | None = Field(None, alias="statefulBinding")
     validation: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _stream_replaces_response(self) -> "HttpMock":
+        check_stream_placement(self)  # behavior notes §9: sse/chunked instead of response
+        return self
 
 
 class Mock(Strict):
@@ -196,12 +206,12 @@ class ConfigFile(Strict):
     server_config: ServerConfig | None = Field(None, alias="serverConfig")
     server: dict[str, Any] | None = None
     mocks: list[Mock] = Field(default_factory=list)
-    tables: list[dict[str, Any]] = Field(default_factory=list)
-    extend: list[dict[str, Any]] = Field(default_factory=list)
-    imports: list[dict[str, Any]] = Field(default_factory=list)
+    tables: list[TableConfig] = Field(default_factory=list)
+    extend: list[ExtendBinding] = Field(default_factory=list)
+    imports: list[ImportEntry] = Field(default_factory=list)
     custom_operations: list[dict[str, Any]] = Field(default_factory=list, alias="customOperations")
-    stateful_resources: list[dict[str, Any]] = Field(default_factory=list,
-                                                     alias="statefulResources")
+    stateful_resources: list[StatefulResourceConfig] = Field(default_factory=list,
+                                                             alias="statefulResources")
     recording: dict[str, Any] | None = None
 
     @field_validator("version", mode="before")

@@ -15,6 +15,7 @@ from typing import Any, Awaitable, Callable
 
 import orjson
 
+from ..protocols.streaming.sender import StreamAction
 from .core import Engine, ServeEvent, utc_timestamp
 from .matching import near_misses
 from .request import MockRequest
@@ -134,6 +135,12 @@ class DataPlaneApp:
             match = snapshot.index.find(request)
             request.method = "HEAD"
         if match is None:
+            for route in snapshot.prefix_routes:
+                if request.path.startswith(route.path) and (
+                        request.path[len(route.path):len(route.path) + 1] in ("/", "")):
+                    await self._respond(route.action, route.mock_id, route.path, request, {},
+                                        send, started)
+                    return
             if request.path == "/ready" and request.method in ("GET", "HEAD"):
                 await send_simple(send, 200, [(b"content-type", JSON_TYPE)],
                                   self._ready_body(), head=request.method == "HEAD")
@@ -142,15 +149,20 @@ class DataPlaneApp:
             return
         candidate = match.candidate
         await self._respond(candidate.action, candidate.mock_id, candidate.path_template,
-                            request, match.path_params, send, started)
+                            request, match.path_params, send, started, receive)
 
     async def _respond(self, action: Any, mock_id: str, path_template: str,
                        request: MockRequest, path_params: dict[str, str], send: Send,
-                       started: float) -> None:
+                       started: float, receive: Receive | None = None) -> None:
         """Run the winning mock's action, then tell the observers."""
         engine = self.engine
         try:
-            status = await action.respond(request, path_params, engine.template_state, send)
+            if receive is not None and isinstance(action, StreamAction):
+                # A stream (SSE, chunked) watches `receive` to stop on a client disconnect.
+                status = await action.stream(request, path_params, mock_id, engine, receive,
+                                             send)
+            else:
+                status = await action.respond(request, path_params, engine.template_state, send)
         except Exception:  # noqa: BLE001 - a bug must cost one answer, never the server
             logger.exception("mock %s failed to answer %s %s", mock_id, request.method,
                              request.path)

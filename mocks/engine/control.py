@@ -1,46 +1,259 @@
-"""Engine control: the small ASGI app on the engine-control port (default first free from 4281).
+"""Engine control: what the admin side may ask of an engine, and its HTTP face.
 
 The admin side drives an engine through :class:`EngineControl`; in full mode that is an
-in-process call, in split mode it is HTTP to this app. Routes mirror the admin's (behavior
-notes §16); this module starts with health and the config push, and grows with the features
-that need it.
+in-process call on the shared event loop, in split mode it is HTTP to
+:class:`EngineControlApp` on the engine-control port (default first free from 4281). The HTTP
+routes mirror the admin's (behavior notes §16): ``/health``, ``/config``, ``/mocks``,
+``/status``, ``/requests`` (+ ``/{id}``, ``/stream``), ``/mocks/{id}/verify``,
+``/mocks/{id}/invocations``, ``/verify``, ``/sse…`` and ``/mocks/{id}/sse/…``.
 
-Source: ARCHITECTURE "Processes and ports"; behavior notes §16.
+Concurrency: every method runs on the engine's event loop (ARCHITECTURE seam 5); the request
+log and the snapshot are only touched there.
+
+Source: ARCHITECTURE "Processes and ports"; behavior notes §1 ("Verification", "Request log")
+and §16.
 """
 from __future__ import annotations
 
+import asyncio
+import re
+import time
+from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 import orjson
 
+from tables.control import TableControl, route_state
+
+from ..config import ConfigFile
+from ..protocols.streaming.config import DEFAULT_BUFFER_SIZE
+from ..protocols.streaming.control import route_sse
+from ..protocols.streaming.runtime import CLOSED_BY_ADMIN
 from .app import Receive, Scope, Send, acknowledge_lifespan, read_body
 from .core import Engine, utc_timestamp
 from .errors import ConfigError
 from .loader import validate_config
+from .requestlog import (DEFAULT_CAPACITY, QueryParameterError, RequestFilter, RequestLog,
+                         parse_int, parse_request_filter, records_between)
 from .responses import JSON_TYPE, send_simple
+from .verification import CallCriteria, verify_calls
+
+#: Seconds between keep-alive comments on an idle request stream.
+STREAM_KEEPALIVE_SECONDS = 15.0
 
 
-class EngineControl:
-    """What the admin side may ask of an engine (in-process implementation).
+class EngineControl(TableControl):
+    """The in-process control interface of one :class:`Engine`.
 
-    Every method runs on the engine's event loop (ARCHITECTURE seam 5).
+    Table methods (state overview, reset, clear, items, register/unregister a table) come
+    from :class:`~tables.control.TableControl`.
+
+    Creating it registers the :class:`RequestLog` as the engine's serve-event observer.
+
+    Attributes:
+        engine: the engine driven.
+        request_log: its request log (ring buffer of ``max_log_entries`` entries).
     """
 
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine, max_log_entries: int = DEFAULT_CAPACITY):
         self.engine = engine
+        self.request_log = RequestLog(max_log_entries)
+        engine.add_observer(self.request_log.observe)
+        self._note_workspaces(engine.snapshot.config)
 
+    # ------------------------------------------------------------------ health and config
     async def health(self) -> dict[str, Any]:
         """``{"status": "healthy", "timestamp"}``."""
         return {"status": "healthy", "timestamp": utc_timestamp()}
 
     async def load_config(self, document: dict[str, Any]) -> dict[str, Any]:
-        """Validate and load a whole config document; raises :class:`ConfigError`."""
-        snapshot = self.engine.load(validate_config(document))
+        """Validate and load a whole config document; raises :class:`ConfigError`.
+
+        Returns ``{"message": "Configuration loaded", "mocks": <count>}``.
+        """
+        return await self.apply_config(validate_config(document))
+
+    async def apply_config(self, config: ConfigFile,
+                           base_dir: Path | str | None = None) -> dict[str, Any]:
+        """Compile an already validated config and make it live (atomic swap).
+
+        Raises :class:`ConfigError` naming the key; the old snapshot then stays live.
+        Returns ``{"message": "Configuration loaded", "mocks": <count>}``.
+        """
+        snapshot = self.engine.load(config, base_dir)
+        self._note_workspaces(config)
         return {"message": "Configuration loaded", "mocks": snapshot.mock_count}
+
+    def _note_workspaces(self, config: ConfigFile) -> None:
+        self.request_log.workspace_of = {mock.id: mock.workspace_id or "local"
+                                         for mock in config.mocks}
+
+    async def current_config(self) -> ConfigFile:
+        """The config the live snapshot was compiled from."""
+        return self.engine.snapshot.config
+
+    async def mocks(self) -> dict[str, Any]:
+        """``{"mocks": [mock documents], "count"}`` as the engine serves them."""
+        mocks = [mock.model_dump(mode="json", by_alias=True, exclude_none=True)
+                 for mock in self.engine.snapshot.mocks]
+        return {"mocks": mocks, "count": len(mocks)}
+
+    async def has_mock(self, mock_id: str) -> bool:
+        """Whether the live snapshot holds a mock with this id (enabled or not)."""
+        return any(mock.id == mock_id for mock in self.engine.snapshot.mocks)
+
+    async def status(self) -> dict[str, Any]:
+        """``{ready, mockCount, activeMocks, requestCount, mocksByType, enabledByType,
+        streamSubscribers, startedAt, uptime}`` (uptime in whole seconds)."""
+        by_type: dict[str, int] = {}
+        enabled_by_type: dict[str, int] = {}
+        for mock in self.engine.snapshot.mocks:
+            by_type[mock.type] = by_type.get(mock.type, 0) + 1
+            if mock.enabled:
+                enabled_by_type[mock.type] = enabled_by_type.get(mock.type, 0) + 1
+        return {"ready": self.engine.ready, "mockCount": self.engine.snapshot.mock_count,
+                "activeMocks": sum(enabled_by_type.values()),
+                "requestCount": self.request_log.counters.total,
+                "mocksByType": by_type, "enabledByType": enabled_by_type,
+                "streamSubscribers": self.request_log.subscriber_count,
+                "startedAt": utc_timestamp(self.engine.started_at),
+                "uptime": int(time.time() - self.engine.started_at)}
+
+    async def traffic(self) -> dict[str, Any]:
+        """A copy of the traffic counters (see :meth:`TrafficCounters.snapshot`)."""
+        return self.request_log.counters.snapshot()
+
+    # ------------------------------------------------------------------ request log
+    async def requests(self, filters: RequestFilter) -> dict[str, Any]:
+        """``{"requests": [entry], "count": <page size>, "total": <entries passing filters>}``,
+        newest first."""
+        entries, total = self.request_log.query(filters)
+        return {"requests": entries, "count": len(entries), "total": total}
+
+    async def request(self, entry_id: str) -> dict[str, Any] | None:
+        """One request-log entry, or None."""
+        return self.request_log.get(entry_id)
+
+    async def clear_requests(self) -> int:
+        """Clear the whole request log; returns how many entries were dropped."""
+        return self.request_log.clear()
+
+    def subscribe(self) -> asyncio.Queue:
+        """A queue of new log records for the request stream (call on the engine loop).
+
+        Pair every call with :meth:`unsubscribe`. Records turn into entries with
+        :meth:`entry_of`.
+        """
+        return self.request_log.subscribe()
+
+    def unsubscribe(self, queue: asyncio.Queue) -> None:
+        """Stop feeding a queue returned by :meth:`subscribe`."""
+        self.request_log.unsubscribe(queue)
+
+    def entry_of(self, record: Any) -> dict[str, Any]:
+        """The request-log entry of a record taken from a subscription queue."""
+        return record.entry(self.request_log.workspace_of)
+
+    # ------------------------------------------------------------------ verification
+    async def verification(self, mock_id: str) -> dict[str, Any]:
+        """``{mockId, callCount, firstCalledAt?, lastCalledAt?}`` from the retained log."""
+        calls = self.request_log.calls(mock_id)
+        first, last = records_between(calls)
+        out: dict[str, Any] = {"mockId": mock_id, "callCount": len(calls)}
+        if first:
+            out["firstCalledAt"] = first
+            out["lastCalledAt"] = last
+        return out
+
+    async def verify(self, mock_id: str, criteria: CallCriteria) -> dict[str, Any]:
+        """Judge the mock's retained call count: ``{success, passed, actual, expected?,
+        message}``."""
+        return verify_calls(len(self.request_log.calls(mock_id)), criteria)
+
+    async def invocations(self, mock_id: str, limit: int = 100,
+                          offset: int = 0) -> dict[str, Any]:
+        """``{invocations: [...], count, total}``, oldest first."""
+        calls = self.request_log.calls(mock_id)
+        page = calls[offset:offset + limit]
+        return {"invocations": [record.invocation() for record in page], "count": len(page),
+                "total": len(calls)}
+
+    async def clear_invocations(self, mock_id: str) -> int:
+        """Forget the mock's calls (its request-log entries); returns how many."""
+        return self.request_log.clear(mock_id)
+
+    # ================================================================== SSE connections
+    # Streaming mocks (issue 7). The state lives in ``engine.streams`` (a
+    # :class:`~mocks.protocols.streaming.runtime.StreamRuntime`); admin routes in
+    # ``mocks/api_sse.py``, mirrored routes of this port in ``mocks/protocols/streaming/
+    # control.py``. Source: SPEC "Admin API" -> "SSE connections"; behavior notes §1.
+
+    async def sse_connections(self) -> dict[str, Any]:
+        """``{connections: [connection], count, stats}`` (open SSE connections, oldest first;
+        fields as :meth:`StreamConnection.info`, stats as :meth:`sse_stats`)."""
+        streams = self.engine.streams
+        connections = [connection.info() for connection in streams.connections()]
+        return {"connections": connections, "count": len(connections),
+                "stats": streams.stats_document()}
+
+    async def sse_connection(self, connection_id: str) -> dict[str, Any] | None:
+        """One open SSE connection, or None."""
+        connection = self.engine.streams.get(connection_id)
+        return connection.info() if connection is not None else None
+
+    async def close_sse_connection(self, connection_id: str) -> dict[str, Any] | None:
+        """Close one SSE connection (its response ends cleanly at once):
+        ``{message: "Connection closed", connection}``, or None when there is none."""
+        if not self.engine.streams.stop(connection_id, CLOSED_BY_ADMIN):
+            return None
+        return {"message": "Connection closed", "connection": connection_id}
+
+    async def sse_stats(self) -> dict[str, Any]:
+        """``{activeConnections, totalConnections, totalEventsSent, totalBytesSent,
+        connectionErrors, connectionsByMock, maxConnections}``."""
+        return self.engine.streams.stats_document()
+
+    async def mock_sse_connections(self, mock_id: str) -> dict[str, Any]:
+        """``{connections, count, mockId}``: the open SSE connections of one mock."""
+        connections = [connection.info()
+                       for connection in self.engine.streams.connections(mock_id)]
+        return {"connections": connections, "count": len(connections), "mockId": mock_id}
+
+    async def close_mock_sse_connections(self, mock_id: str) -> dict[str, Any]:
+        """Close every SSE connection of one mock: ``{message, closed, mockId}``."""
+        closed = self.engine.streams.stop_mock(mock_id, CLOSED_BY_ADMIN)
+        return {"message": "Connections closed", "closed": closed, "mockId": mock_id}
+
+    async def sse_buffer(self, mock_id: str) -> dict[str, Any]:
+        """``{mockId, events: [{id, type?, data, retry?, position, index, timestamp}], count,
+        capacity}``: the mock's ``Last-Event-ID`` resumption buffer, oldest first."""
+        buffer = self.engine.streams.existing_buffer(mock_id)
+        events = buffer.events() if buffer is not None else []
+        capacity = buffer.capacity if buffer is not None else _buffer_size_of(
+            self.engine.snapshot.mocks, mock_id)
+        return {"mockId": mock_id,
+                "events": [event.document(index) for index, event in enumerate(events)],
+                "count": len(events), "capacity": capacity}
+
+    async def clear_sse_buffer(self, mock_id: str) -> dict[str, Any]:
+        """Empty the mock's resumption buffer: ``{message, mockId, cleared}``."""
+        cleared = self.engine.streams.clear_buffer(mock_id)
+        return {"message": "Buffer cleared", "mockId": mock_id, "cleared": cleared}
+
+
+# ---------------------------------------------------------------------------- HTTP face
+
+_VERIFY = re.compile(r"^/mocks/([^/]+)/(verify|invocations)$")
+_REQUEST = re.compile(r"^/requests/([^/]+)$")
 
 
 class EngineControlApp:
-    """HTTP face of :class:`EngineControl` (loopback only; no auth; not for clients)."""
+    """HTTP face of :class:`EngineControl` (loopback only; no auth; not for clients).
+
+    Errors use the admin body ``{error, message}``: 400 ``invalid_json`` /
+    ``validation_error`` / ``missing_criteria``, 404 ``not_found``.
+    """
 
     def __init__(self, control: EngineControl):
         self.control = control
@@ -51,21 +264,153 @@ class EngineControlApp:
             return
         if scope["type"] != "http":
             return
-        method, path = scope["method"], scope["path"]
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        try:
+            await self._route(scope["method"], scope["path"], query, receive, send)
+        except orjson.JSONDecodeError:
+            await _answer(send, 400, {"error": "invalid_json",
+                                      "message": "Invalid JSON in request body"})
+        except (ConfigError, QueryParameterError) as error:
+            await _answer(send, 400, {"error": "validation_error", "message": str(error)})
+
+    async def _route(self, method: str, path: str, query: dict[str, str], receive: Receive,
+                     send: Send) -> None:
+        control = self.control
         if path == "/health" and method == "GET":
-            await _answer(send, 200, await self.control.health())
+            await _answer(send, 200, await control.health())
         elif path == "/config" and method == "POST":
-            body = await read_body(receive, 64 * 1024 * 1024, None)
-            try:
-                document = orjson.loads(body or b"{}")
-                await _answer(send, 200, await self.control.load_config(document))
-            except orjson.JSONDecodeError:
-                await _answer(send, 400, {"error": "invalid_json",
-                                          "message": "Invalid JSON in request body"})
-            except ConfigError as error:
-                await _answer(send, 400, {"error": "validation_error", "message": str(error)})
+            document = orjson.loads(await read_body(receive, 64 * 1024 * 1024, None) or b"{}")
+            await _answer(send, 200, await control.load_config(document))
+        elif path == "/config" and method == "GET":
+            config = await control.current_config()
+            await _answer(send, 200, config.model_dump(mode="json", by_alias=True,
+                                                       exclude_none=True))
+        elif path == "/mocks" and method == "GET":
+            await _answer(send, 200, await control.mocks())
+        elif path == "/status" and method == "GET":
+            await _answer(send, 200, await control.status())
+        elif path == "/requests" and method == "GET":
+            await _answer(send, 200, await control.requests(parse_request_filter(query)))
+        elif path == "/requests" and method == "DELETE":
+            cleared = await control.clear_requests()
+            await _answer(send, 200, {"message": "Request logs cleared", "cleared": cleared})
+        elif path == "/requests/stream" and method == "GET":
+            await self._stream(receive, send)
+        elif path == "/verify" and method == "DELETE":
+            cleared = await control.clear_requests()
+            await _answer(send, 200, {"message": "All verification data cleared",
+                                      "cleared": cleared})
+        elif (found := _REQUEST.match(path)) and method == "GET":
+            entry = await control.request(found.group(1))
+            if entry is None:
+                await _answer(send, 404, {"error": "not_found", "message": "Resource not found"})
+            else:
+                await _answer(send, 200, entry)
+        elif found := _VERIFY.match(path):
+            await self._verification(found.group(1), found.group(2), method, query, receive,
+                                     send)
+        elif await route_state(control, method, path, urlencode(query),  # /state…, /reset…
+                               lambda: read_body(receive, 16 * 1024 * 1024, None),
+                               lambda status, payload: _answer(send, status, payload)):
+            pass
+        elif await route_sse(control, method, path,  # /sse…, /mocks/{id}/sse/…
+                             lambda status, payload: _answer(send, status, payload)):
+            pass
         else:
             await _answer(send, 404, {"error": "not_found", "message": "Resource not found"})
+
+    async def _verification(self, mock_id: str, what: str, method: str, query: dict[str, str],
+                            receive: Receive, send: Send) -> None:
+        control = self.control
+        if not await control.has_mock(mock_id):
+            await _answer(send, 404, {"error": "not_found", "message": "Mock not found"})
+        elif what == "verify" and method == "GET":
+            await _answer(send, 200, await control.verification(mock_id))
+        elif what == "verify" and method == "POST":
+            body = orjson.loads(await read_body(receive, 1024 * 1024, None) or b"{}")
+            criteria = criteria_from(body)
+            if criteria.empty:
+                await _answer(send, 400, {"error": "missing_criteria",
+                                          "message": MISSING_CRITERIA_MESSAGE})
+            else:
+                await _answer(send, 200, await control.verify(mock_id, criteria))
+        elif what == "invocations" and method == "GET":
+            await _answer(send, 200, await control.invocations(
+                mock_id, parse_int(query, "limit", 100), parse_int(query, "offset", 0)))
+        elif what == "invocations" and method == "DELETE":
+            cleared = await control.clear_invocations(mock_id)
+            await _answer(send, 200, {"message": "Invocations cleared", "mockId": mock_id,
+                                      "cleared": cleared})
+        else:
+            await _answer(send, 405, {"error": "method_not_allowed",
+                                      "message": f"{method} is not allowed here"})
+
+    async def _stream(self, receive: Receive, send: Send) -> None:
+        queue = self.control.subscribe()
+        try:
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"text/event-stream"),
+                                    (b"cache-control", b"no-cache")]})
+            await send({"type": "http.response.body", "more_body": True,
+                        "body": sse_frame("connected", CONNECTED_MESSAGE)})
+            disconnected = asyncio.ensure_future(receive())
+            while True:
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, disconnected},
+                                             timeout=STREAM_KEEPALIVE_SECONDS,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if disconnected in done:
+                    getter.cancel()
+                    return
+                if getter in done:
+                    frame = sse_frame("request", self.control.entry_of(getter.result()))
+                else:
+                    getter.cancel()
+                    frame = b": keepalive\n\n"
+                await send({"type": "http.response.body", "body": frame, "more_body": True})
+        finally:
+            self.control.unsubscribe(queue)
+
+
+#: The message of 400 ``missing_criteria`` (behavior notes §1 "Verification").
+MISSING_CRITERIA_MESSAGE = ("At least one verification criterion is required "
+                            "(atLeast, atMost, exactly, or never)")
+
+#: Data of the first request-stream event (behavior notes §1 "Request log").
+CONNECTED_MESSAGE = {"message": "Connected to request stream"}
+
+
+def _buffer_size_of(mocks: Any, mock_id: str) -> int:
+    """``resume.bufferSize`` of an SSE mock (the default for any other mock)."""
+    for mock in mocks:
+        if mock.id == mock_id and mock.http is not None and mock.http.sse is not None:
+            return mock.http.sse.resume.buffer_size
+    return DEFAULT_BUFFER_SIZE
+
+
+def criteria_from(body: Any) -> CallCriteria:
+    """Read ``{atLeast?, atMost?, exactly?, never?}``; raises :class:`QueryParameterError`
+    naming the field when a count is not a non-negative integer or ``never`` not a boolean."""
+    if not isinstance(body, dict):
+        raise QueryParameterError("body", "must be a JSON object with atLeast, atMost, "
+                                          "exactly or never")
+    counts: dict[str, int | None] = {}
+    for name in ("atLeast", "atMost", "exactly"):
+        value = body.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 0):
+            raise QueryParameterError(name, f"must be a non-negative integer, got {value!r}")
+        counts[name] = value
+    never = body.get("never")
+    if never is not None and not isinstance(never, bool):
+        raise QueryParameterError("never", f"must be true or false, got {never!r}")
+    return CallCriteria(at_least=counts["atLeast"], at_most=counts["atMost"],
+                        exactly=counts["exactly"], never=never)
+
+
+def sse_frame(event: str, data: Any) -> bytes:
+    """One server-sent event: ``event: <name>\\ndata: <json>\\n\\n``."""
+    return b"event: " + event.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
 
 
 async def _answer(send: Send, status: int, payload: dict[str, Any]) -> None:

@@ -12,6 +12,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from tables.store import TableStore
+
+from mocks.protocols.streaming.runtime import StreamRuntime
+
 from ..config import ConfigFile
 from .request import MockRequest
 from .snapshot import Snapshot, compile_snapshot, empty_snapshot
@@ -66,6 +70,11 @@ class Engine:
     Attributes:
         snapshot: the snapshot requests are answered from; replaced whole by :meth:`load`.
         template_state: runtime template state (sequences) for the server's lifetime.
+        tables: runtime table items (seam 5): they live here, not in the snapshot, so a
+            config reload keeps them unless a table's definition changed.
+        streams: open streaming connections, resumption buffers and stats
+            (:class:`~mocks.protocols.streaming.runtime.StreamRuntime`); a load stops the
+            streams of mocks that changed or are gone.
         max_body_size: request body limit in bytes (larger bodies get 413).
         ready: False until the first config is loaded (readiness answers follow it).
         started_at: epoch seconds when the engine was created.
@@ -77,6 +86,8 @@ class Engine:
     def __init__(self, max_body_size: int = DEFAULT_MAX_BODY_SIZE):
         self.snapshot: Snapshot = empty_snapshot()
         self.template_state = TemplateState()
+        self.tables = TableStore()
+        self.streams = StreamRuntime()  # open streams and resumption buffers (issue 7)
         self.max_body_size = max_body_size
         self.ready = False
         self.started_at = time.time()
@@ -91,8 +102,12 @@ class Engine:
         """
         if base_dir is not None:
             self.base_dir = Path(base_dir)
-        snapshot = compile_snapshot(config, self.base_dir)
+        snapshot = compile_snapshot(config, self.base_dir, self.tables)
+        # No await between these two lines: requests see the new tables and the new snapshot
+        # together.
+        self.tables.apply_definitions(snapshot.table_definitions)
         self.snapshot = snapshot
+        self.streams.snapshot_loaded(snapshot)  # closes streams of changed or removed mocks
         self.ready = True
         return snapshot
 

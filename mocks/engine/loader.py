@@ -89,9 +89,11 @@ def validate_config(data: Any) -> ConfigFile:
 
 
 def load_config_file(path: str | Path) -> ConfigFile:
-    """Read, expand, parse and validate one config file.
+    """Read, expand, parse and validate one config file; ``imports:`` entries are converted
+    and merged first (:func:`mocks.importers.config_imports.expand_imports`).
 
-    Raises :class:`ConfigError`: unreadable file, bad syntax, or a schema error with its path.
+    Raises :class:`ConfigError`: unreadable file, bad syntax, a failed import
+    (``imports[0]: openapi: paths./x.get: ...``), or a schema error with its path.
     """
     file_path = Path(path)
     try:
@@ -99,4 +101,10 @@ def load_config_file(path: str | Path) -> ConfigFile:
     except OSError as error:
         raise ConfigError("", f"cannot read config file {str(file_path)!r}: "
                               f"{error.strerror or error}") from None
-    return validate_config(parse_config_text(text, str(file_path)))
+    data = parse_config_text(text, str(file_path))
+    if data.get("imports"):
+        # Hook: `imports:` entries become mocks before validation (SPEC "Import entry").
+        from ..importers.config_imports import expand_imports
+
+        data = expand_imports(data, file_path.resolve().parent)
+    return validate_config(data)

@@ -188,62 +188,136 @@ class RequestFilter:
     extra: dict[str, str] | None = None
 
 
+class QueryParameterError(ValueError):
+    """A query parameter with a bad value; ``str`` is ``"<name>: <reason>"``.
+
+    Attributes:
+        name: the parameter (``limit``).
+        reason: what is wrong.
+    """
+
+    def __init__(self, name: str, reason: str):
+        self.name = name
+        self.reason = reason
+        super().__init__(f"{name}: {reason}")
+
+
+#: Protocol-specific filters of ``GET /requests`` (kept when the entry carries the value).
+EXTRA_FILTERS = ("grpcService", "mqttTopic", "mqttClientId", "soapOperation", "graphqlOpType",
+                 "wsConnectionId", "sseConnectionId")
+
+_TRUE = ("true", "1", "yes")
+_FALSE = ("false", "0", "no")
+
+
+def parse_int(query: Any, name: str, default: int | None, minimum: int = 0) -> int | None:
+    """An integer query parameter ≥ ``minimum``; raises :class:`QueryParameterError`."""
+    raw = query.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise QueryParameterError(name, f"must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise QueryParameterError(name, f"must be >= {minimum}, got {value}")
+    return value
+
+
+def parse_bool(query: Any, name: str) -> bool | None:
+    """A boolean query parameter (``true``/``false``/``1``/``0``), None when absent."""
+    raw = query.get(name)
+    if raw is None or raw == "":
+        return None
+    lowered = str(raw).lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise QueryParameterError(name, f"must be true or false, got {raw!r}")
+
+
+def parse_request_filter(query: Any) -> RequestFilter:
+    """Build a :class:`RequestFilter` from a query mapping (``.get(name)`` -> str or None).
+
+    Raises :class:`QueryParameterError` naming the parameter (negative ``limit``/``offset``,
+    a non-integer ``status``, a non-boolean ``hasError``).
+    """
+    extra = {name: query.get(name) for name in EXTRA_FILTERS if query.get(name)}
+    return RequestFilter(
+        limit=parse_int(query, "limit", 100), offset=parse_int(query, "offset", 0),
+        method=query.get("method") or None, path=query.get("path") or None,
+        matched=query.get("matched") or None,
+        status=parse_int(query, "status", None, minimum=0),
+        protocol=query.get("protocol") or None, has_error=parse_bool(query, "hasError"),
+        unmatched_only=bool(parse_bool(query, "unmatchedOnly")),
+        workspace_id=query.get("workspaceId") or None, extra=extra or None)
+
+
 class TrafficCounters:
     """Counters behind ``/metrics`` (behavior notes §17), updated in O(1) per request.
 
+    One dict holds everything: ``(method, mock id, path template, status) -> [count, seconds,
+    bucket counts..., +Inf count]`` (buckets not cumulative). One lookup and three list
+    increments per request keep the hot path cheap; :meth:`snapshot` folds the series into the
+    shapes the metrics need at scrape time.
+
     Attributes:
-        requests: ``(method, path label, status) -> count``.
-        durations: ``(method, path label) -> [bucket counts..., +Inf count]`` (not cumulative).
-        duration_sums: ``(method, path label) -> seconds``.
-        match_hits: ``mock id -> count``.
-        match_misses: requests no mock matched.
-        errors: ``error code -> count``.
-        total: every observed request.
+        series: the per-key cells described above.
+        errors: ``error code -> count`` (rare: only answers the engine gave itself).
     """
 
-    __slots__ = ("requests", "durations", "duration_sums", "match_hits", "match_misses",
-                 "errors", "total")
+    __slots__ = ("series", "errors")
 
     def __init__(self) -> None:
-        self.requests: dict[tuple[str, str, int], int] = {}
-        self.durations: dict[tuple[str, str], list[int]] = {}
-        self.duration_sums: dict[tuple[str, str], float] = {}
-        self.match_hits: dict[str, int] = {}
-        self.match_misses = 0
+        self.series: dict[tuple[str, str | None, str | None, int], list[float]] = {}
         self.errors: dict[str, int] = {}
-        self.total = 0
 
     def count(self, event: ServeEvent) -> None:
         """Add one serve event."""
-        label = event.path_template if event.mock_id is not None else UNMATCHED_PATH_LABEL
-        method = event.request.method
-        key = (method, label or UNMATCHED_PATH_LABEL, event.status)
-        requests = self.requests
-        requests[key] = requests.get(key, 0) + 1
-        series = key[:2]
-        seconds = event.duration_ms / 1000.0
-        buckets = self.durations.get(series)
-        if buckets is None:
-            buckets = self.durations[series] = [0] * (len(DURATION_BUCKETS) + 1)
-            self.duration_sums[series] = 0.0
-        buckets[bisect_left(DURATION_BUCKETS, seconds)] += 1
-        self.duration_sums[series] += seconds
-        if event.mock_id is not None:
-            self.match_hits[event.mock_id] = self.match_hits.get(event.mock_id, 0) + 1
-        else:
-            self.match_misses += 1
+        key = (event.request.method, event.mock_id, event.path_template, event.status)
+        cell = self.series.get(key)
+        if cell is None:
+            cell = self.series[key] = [0] * (len(DURATION_BUCKETS) + 3)
+        seconds = event.duration_ms * 0.001
+        cell[0] += 1
+        cell[1] += seconds
+        cell[2 + bisect_left(DURATION_BUCKETS, seconds)] += 1
         if event.error:
             self.errors[event.error] = self.errors.get(event.error, 0) + 1
-        self.total += 1
+
+    @property
+    def total(self) -> int:
+        """Every observed request."""
+        return int(sum(cell[0] for cell in self.series.values()))
 
     def snapshot(self) -> dict[str, Any]:
-        """A copy safe to read elsewhere: ``{requests, durations, durationSums, matchHits,
-        matchMisses, errors, total}`` with tuple keys kept as tuples."""
-        return {"requests": dict(self.requests),
-                "durations": {key: list(value) for key, value in self.durations.items()},
-                "durationSums": dict(self.duration_sums), "matchHits": dict(self.match_hits),
-                "matchMisses": self.match_misses, "errors": dict(self.errors),
-                "total": self.total}
+        """Aggregates safe to read elsewhere: ``{requests: {(method, path label, status):
+        n}, durations: {(method, path label): [bucket counts..., +Inf]}, durationSums:
+        {(method, path label): seconds}, matchHits: {mock id: n}, matchMisses, errors,
+        total}``. The path label is the mock's path template, ``unmatched`` without a mock."""
+        requests: dict[tuple[str, str, int], int] = {}
+        durations: dict[tuple[str, str], list[int]] = {}
+        sums: dict[tuple[str, str], float] = {}
+        hits: dict[str, int] = {}
+        misses = 0
+        for (method, mock_id, template, status), cell in list(self.series.items()):
+            label = template if mock_id is not None and template else UNMATCHED_PATH_LABEL
+            count = int(cell[0])
+            request_key = (method, label, status)
+            requests[request_key] = requests.get(request_key, 0) + count
+            series = (method, label)
+            buckets = durations.setdefault(series, [0] * (len(DURATION_BUCKETS) + 1))
+            for index, value in enumerate(cell[2:]):
+                buckets[index] += int(value)
+            sums[series] = sums.get(series, 0.0) + cell[1]
+            if mock_id is None:
+                misses += count
+            else:
+                hits[mock_id] = hits.get(mock_id, 0) + count
+        return {"requests": requests, "durations": durations, "durationSums": sums,
+                "matchHits": hits, "matchMisses": misses, "errors": dict(self.errors),
+                "total": sum(requests.values())}
 
 
 class RequestLog:
@@ -257,24 +331,26 @@ class RequestLog:
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY):
         self.capacity = max(0, capacity)
-        self._records: deque[LogRecord] = deque(maxlen=self.capacity)
+        # Raw (number, event, body) tuples: the hot path builds no object of ours; a
+        # LogRecord view is made only when somebody reads.
+        self._raw: deque[tuple[int, ServeEvent, bytes]] = deque(maxlen=self.capacity)
         self._number = 0
         self._subscribers: list[asyncio.Queue[LogRecord]] = []
         self.counters = TrafficCounters()
+        self._count = self.counters.count
         self.workspace_of: dict[str, str] = {}
 
     # ------------------------------------------------------------------ hot path
     def observe(self, event: ServeEvent) -> None:
         """Serve-event observer: retain the event and count it (O(1); engine loop only)."""
-        self._number += 1
+        number = self._number = self._number + 1
         body = event.request.body
         if len(body) > LOGGED_BODY_LIMIT:
             body = body[:LOGGED_BODY_LIMIT]
-        record = LogRecord(self._number, event, body)
-        if self.capacity:
-            self._records.append(record)
-        self.counters.count(event)
+        self._raw.append((number, event, body))
+        self._count(event)
         if self._subscribers:
+            record = LogRecord(number, event, body)
             for queue in self._subscribers:
                 if queue.full():
                     queue.get_nowait()  # drop the oldest for a reader that fell behind
@@ -282,11 +358,15 @@ class RequestLog:
 
     # ------------------------------------------------------------------ queries
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self._raw)
+
+    def records(self) -> Iterator[LogRecord]:
+        """Retained records, oldest first."""
+        return (LogRecord(*raw) for raw in self._raw)
 
     def newest_first(self) -> Iterator[LogRecord]:
         """Retained records, newest first."""
-        return reversed(self._records)
+        return (LogRecord(*raw) for raw in reversed(self._raw))
 
     def query(self, filters: RequestFilter) -> tuple[list[dict[str, Any]], int]:
         """``(entries of the page, number of entries that pass the filters)``, newest first."""
@@ -326,25 +406,25 @@ class RequestLog:
 
     def get(self, entry_id: str) -> dict[str, Any] | None:
         """The entry with id ``entry_id`` (``req-...``), or None."""
-        for record in self._records:
+        for record in self.records():
             if record.id == entry_id:
                 return record.entry(self.workspace_of)
         return None
 
     def calls(self, mock_id: str) -> list[LogRecord]:
         """Retained records the mock ``mock_id`` answered, oldest first."""
-        return [record for record in self._records if record.event.mock_id == mock_id]
+        return [LogRecord(*raw) for raw in self._raw if raw[1].mock_id == mock_id]
 
     # ------------------------------------------------------------------ changes
     def clear(self, mock_id: str | None = None) -> int:
         """Drop every retained record (or only those ``mock_id`` answered); returns how many."""
         if mock_id is None:
-            cleared = len(self._records)
-            self._records.clear()
+            cleared = len(self._raw)
+            self._raw.clear()
             return cleared
-        kept = [record for record in self._records if record.event.mock_id != mock_id]
-        cleared = len(self._records) - len(kept)
-        self._records = deque(kept, maxlen=self.capacity)
+        kept = [raw for raw in self._raw if raw[1].mock_id != mock_id]
+        cleared = len(self._raw) - len(kept)
+        self._raw = deque(kept, maxlen=self.capacity)
         return cleared
 
     def subscribe(self) -> asyncio.Queue[LogRecord]:

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from tables.binding import BindingSpec, BoundAction, binding_of, collect_bindings, table_configs
+from tables.store import TableDefinition, TableStore, compile_tables
 
 from ..config import ConfigFile, Mock
 from ..protocols import ProtocolRoute, compiler_for
+from ..protocols.streaming.actions import compile_stream_action
 from .errors import ConfigError
 from .matching import Candidate, MatchIndex, compile_matcher, precedence_key
 from .responses import CompiledResponse
@@ -27,6 +31,10 @@ class Snapshot:
         index: the :class:`MatchIndex` over ``candidates``.
         routes: exact path -> :class:`ProtocolRoute` of HTTP-borne protocol handlers
             (identity provider, GraphQL, SOAP), consulted before HTTP mocks (notes §4).
+        prefix_routes: protocol routes answering whole sub-trees, consulted only when no
+            mock matched, longest prefix first.
+        table_definitions: compiled ``tables`` and ``statefulResources`` (their runtime
+            items live on the engine's :class:`~tables.store.TableStore`, not here).
     """
 
     config: ConfigFile
@@ -34,6 +42,8 @@ class Snapshot:
     candidates: tuple[Candidate, ...]
     index: MatchIndex
     routes: dict[str, ProtocolRoute]
+    prefix_routes: tuple[ProtocolRoute, ...] = ()
+    table_definitions: tuple[TableDefinition, ...] = ()
 
     @property
     def mock_count(self) -> int:
@@ -41,8 +51,14 @@ class Snapshot:
         return len(self.mocks)
 
 
-def compile_mock(mock: Mock, order: int, key_path: str, base_dir: Path) -> Candidate | None:
+def compile_mock(mock: Mock, order: int, key_path: str, base_dir: Path,
+                 binding: BindingSpec | None = None,
+                 tables: TableStore | None = None) -> Candidate | None:
     """Compile one mock into a :class:`Candidate`, or None when it cannot be served over HTTP.
+
+    A mock bound to a table (``binding`` from ``extend``, else its ``http.statefulBinding``)
+    answers from ``tables`` through a :class:`~tables.binding.BoundAction` (a throw-away store
+    when None, for validation only).
 
     Raises :class:`ConfigError` naming the offending key (``mocks[3].http.matcher.path``).
     """
@@ -50,7 +66,16 @@ def compile_mock(mock: Mock, order: int, key_path: str, base_dir: Path) -> Candi
         return None
     http = mock.http
     matcher = compile_matcher(http.matcher, f"{key_path}.http.matcher")
-    action = CompiledResponse(http.response, f"{key_path}.http.response", base_dir)
+    if binding is None and http.stateful_binding is not None:
+        binding = binding_of(http.stateful_binding, f"{key_path}.http.statefulBinding")
+    action: Any
+    if binding is not None:
+        action = BoundAction(binding, tables if tables is not None else TableStore(),
+                             http.response, http.matcher, f"{key_path}.http.response")
+    elif http.sse is not None or http.chunked is not None:
+        action = compile_stream_action(http, f"{key_path}.http", base_dir)
+    else:
+        action = CompiledResponse(http.response, f"{key_path}.http.response", base_dir)
     label = http.matcher.path or http.matcher.path_pattern or "*"
     return Candidate(mock_id=mock.id, name=mock.name, matcher=matcher,
                      key=precedence_key(matcher.specificity, matcher.condition_count,
@@ -58,20 +83,26 @@ def compile_mock(mock: Mock, order: int, key_path: str, base_dir: Path) -> Candi
                      action=action, path_template=label)
 
 
-def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".") -> Snapshot:
-    """Compile every mock of ``config`` and build the index.
+def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
+                     tables: TableStore | None = None) -> Snapshot:
+    """Compile every mock, table and extend binding of ``config`` and build the index.
 
-    ``base_dir`` resolves relative ``bodyFile`` paths (the config file's folder).
-    Raises :class:`ConfigError` for the first mock that does not compile; nothing is
-    swapped in that case, so the running snapshot stays as it was.
+    ``base_dir`` resolves relative ``bodyFile`` paths (the config file's folder). ``tables``
+    is the engine's table store that bound mocks answer from (compiling never changes it; the
+    engine applies ``table_definitions`` when it swaps the snapshot in).
+    Raises :class:`ConfigError` for the first mock, table or binding that does not compile;
+    nothing is swapped in that case, so the running snapshot stays as it was.
     """
     base = Path(base_dir)
+    definitions = compile_tables(table_configs(config))
+    bindings = collect_bindings(config)
     candidates: list[Candidate] = []
     routes: dict[str, ProtocolRoute] = {}
+    prefix_routes: list[ProtocolRoute] = []
     for order, mock in enumerate(config.mocks):
         key_path = f"mocks[{order}]"
         if mock.type == "http":
-            candidate = compile_mock(mock, order, key_path, base)
+            candidate = compile_mock(mock, order, key_path, base, bindings.get(order), tables)
             if candidate is not None and mock.enabled:
                 candidates.append(candidate)
             continue
@@ -79,12 +110,17 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".") -> Snapshot
         if compiler is None:
             continue
         for route in compiler(mock, key_path, {"base_dir": base}):
-            if mock.enabled:
+            if not mock.enabled:
+                continue
+            if route.prefix:
+                prefix_routes.append(route)
+            else:
                 # first mock in file order keeps a contested path
                 routes.setdefault(route.path, route)
     index = MatchIndex(candidates)
     return Snapshot(config=config, mocks=tuple(config.mocks), candidates=tuple(index.candidates),
-                    index=index, routes=routes)
+                    index=index, routes=routes,
+                    prefix_routes=tuple(sorted(prefix_routes, key=lambda route: -len(route.path))), table_definitions=definitions)
 
 
 def empty_snapshot() -> Snapshot:

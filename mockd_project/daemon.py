@@ -1,0 +1,242 @@
+"""Process files of a full-mode server: the PID file, detaching, stopping, the first superuser.
+
+Source: behavior notes §15 (PID file ``~/.mockd/mockd.pid`` and its JSON shape, ``start -d``
+messages and ``~/.mockd/daemon.log``, ``stop`` messages and flags); issue 3 (superuser with a
+printed one-time password when none exists).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from mockd_project import __version__
+
+logger = logging.getLogger("mockd")
+
+#: Seconds ``start -d`` waits for the background server to write its PID file.
+DETACH_WAIT_SECONDS = 30.0
+
+
+def mockd_home() -> Path:
+    """``~/.mockd`` (PID file and daemon log)."""
+    return Path.home() / ".mockd"
+
+
+def pid_file_path(explicit: str | None = None) -> Path:
+    """``explicit`` or ``~/.mockd/mockd.pid``."""
+    return Path(explicit).expanduser() if explicit else mockd_home() / "mockd.pid"
+
+
+def daemon_log_path() -> Path:
+    """``~/.mockd/daemon.log`` (output of a detached server)."""
+    return mockd_home() / "daemon.log"
+
+
+def write_pid_file(path: Path, *, host: str, ports: dict[str, int], config_file: str | None,
+                   mocks_loaded: int) -> None:
+    """Write ``{pid, startTime, version, components: {admin: {enabled, port, host}, engine:
+    {enabled, port, host}}, config: {file?, mocksLoaded}}`` atomically (write then rename).
+
+    A PID file naming another live process is left alone (a second foreground server must not
+    take over the file ``mockd stop`` uses for the first)."""
+    current = read_pid_file(path)
+    if current is not None and current["pid"] != os.getpid() and process_alive(current["pid"]):
+        logger.warning("PID file %s belongs to running PID %s; not replacing it", path,
+                       current["pid"])
+        return
+    document: dict[str, Any] = {
+        "pid": os.getpid(),
+        "startTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "version": __version__,
+        "components": {
+            "admin": {"enabled": "admin" in ports, "port": ports.get("admin"), "host": host},
+            "engine": {"enabled": True, "port": ports.get("data"), "host": host},
+        },
+        "config": {"mocksLoaded": mocks_loaded},
+    }
+    if config_file:
+        document["config"]["file"] = str(Path(config_file).resolve())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as error:
+        logger.warning("cannot write the PID file %s: %s", path, error)
+
+
+def read_pid_file(path: Path) -> dict[str, Any] | None:
+    """The PID file's document, or None when it is missing or unreadable."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return document if isinstance(document, dict) and isinstance(document.get("pid"), int) \
+        else None
+
+
+def remove_pid_file(path: Path) -> None:
+    """Remove the PID file if it still names this process."""
+    document = read_pid_file(path)
+    if document is not None and document.get("pid") == os.getpid():
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists (and is not a zombie)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return status != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+# ---------------------------------------------------------------------------- detach
+
+
+def detach(argv: list[str], pid_file: Path) -> int:
+    """Relaunch ``mockd`` with ``argv`` (``-d`` removed) in a new session, its output going to
+    ``~/.mockd/daemon.log``; wait ≤ 30 s for its PID file and print the notes §15 messages.
+
+    Returns the exit status for the parent: 0 when the server is up, 1 otherwise.
+    """
+    log_path = daemon_log_path()
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    stale = read_pid_file(pid_file)
+    if stale is not None and process_alive(stale["pid"]):
+        print(f"mockd is already running (PID {stale['pid']}); stop it with 'mockd stop'",
+              file=sys.stderr)
+        return 1
+    command = [sys.executable, "-m", "mockd_project.cli", *argv]
+    with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
+        log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} mockd {' '.join(argv)}\n".encode())
+        log.flush()
+        child = subprocess.Popen(command, stdin=devnull, stdout=log, stderr=log,
+                                 start_new_session=True, close_fds=True)
+    deadline = time.monotonic() + DETACH_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        document = read_pid_file(pid_file)
+        if document is not None and document.get("pid") == child.pid:
+            _announce_detached(document)
+            return 0
+        if child.poll() is not None:
+            print(f"mockd failed to start (exit {child.returncode}); see {log_path}:",
+                  file=sys.stderr)
+            print(_tail(log_path), file=sys.stderr)
+            return 1
+        time.sleep(0.1)
+    print(f"mockd did not start within {DETACH_WAIT_SECONDS:.0f} s; see {log_path}",
+          file=sys.stderr)
+    return 1
+
+
+def _announce_detached(document: dict[str, Any]) -> None:
+    components = document.get("components", {})
+    lines = [f"mockd started in background (PID {document['pid']})"]
+    admin = components.get("admin") or {}
+    engine = components.get("engine") or {}
+    if admin.get("port"):
+        lines.append(f"Admin API:   http://localhost:{admin['port']}")
+    if engine.get("port"):
+        lines.append(f"Mock server: http://localhost:{engine['port']}")
+    loaded = (document.get("config") or {}).get("mocksLoaded") or 0
+    if loaded:
+        lines.append(f"Loaded {loaded} mocks")
+    print("\n".join(lines), flush=True)
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+# ---------------------------------------------------------------------------- stop
+
+
+def stop(pid_file: Path, *, force: bool = False, timeout: float = 10.0) -> int:
+    """Stop the server named by the PID file: SIGTERM (SIGKILL with ``force``), wait up to
+    ``timeout`` seconds. Prints ``Stopping mockd (PID n) with SIGTERM... done``.
+
+    Returns 0 when it stopped, 1 when it was not running or did not stop in time.
+    """
+    document = read_pid_file(pid_file)
+    if document is None:
+        print(f"mockd is not running (no PID file found at {pid_file})")
+        return 1
+    pid = document["pid"]
+    if not process_alive(pid):
+        _unlink(pid_file)
+        print(f"mockd is not running (PID {pid} not found; removed stale PID file {pid_file})")
+        return 1
+    name = "SIGKILL" if force else "SIGTERM"
+    print(f"Stopping mockd (PID {pid}) with {name}...", end=" ", flush=True)
+    try:
+        os.kill(pid, signal.SIGKILL if force else signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not process_alive(pid):
+            _unlink(pid_file)
+            print("done", flush=True)
+            return 0
+        time.sleep(0.1)
+    print("timed out", flush=True)
+    print(f"mockd (PID {pid}) is still running after {timeout:g} s; try 'mockd stop --force'",
+          file=sys.stderr)
+    return 1
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+# ---------------------------------------------------------------------------- superuser
+
+
+def ensure_superuser_in_background() -> None:
+    """Create a Django-admin superuser when none exists, in a background thread (password
+    hashing takes a moment and must not delay readiness). Prints the user name and a one-time
+    password on stderr."""
+    threading.Thread(target=_ensure_superuser, name="mockd-superuser", daemon=True).start()
+
+
+def _ensure_superuser() -> None:
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    try:
+        user_model = get_user_model()
+        if user_model.objects.filter(is_superuser=True).exists():
+            return
+        password = secrets.token_urlsafe(12)
+        user_model.objects.create_superuser("admin", "", password)
+        print(f"Django admin: user 'admin', one-time password {password} "
+              f"(change it at /admin/password_change/)", file=sys.stderr, flush=True)
+    except Exception:  # noqa: BLE001 - the admin UI is optional; the server keeps running
+        logger.warning("could not create the Django admin superuser", exc_info=True)
+    finally:
+        connection.close()

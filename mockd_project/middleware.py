@@ -1,0 +1,242 @@
+"""The admin gateway: one pure ASGI middleware in front of the Django admin application.
+
+Order of work for every HTTP request on the admin port (behavior notes §2 and §3):
+CORS preflight -> rate limit (per client IP) -> API key -> body size (10 MiB, 413) -> the
+Django app. Every answer, including the gateway's own, gets the security headers, ``Vary:
+Origin``, the rate-limit headers and (for loopback origins) the CORS headers; headers the
+application already set (the request stream's ``Cache-Control: no-cache``) are kept.
+
+It is pure ASGI so it costs no thread hop and sees streaming answers as they go. Django and
+ninja behind it never see an unauthenticated or oversized request.
+
+Source: SPEC "Authentication"; behavior notes §2, §3.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Awaitable, Callable
+from urllib.parse import urlsplit
+
+import orjson
+
+from mockd_project import auth
+from mockd_project.runtime import runtime
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+#: Admin request body limit in bytes (behavior notes §3 and §18).
+MAX_ADMIN_BODY_SIZE = 10 * 1024 * 1024
+
+#: Requests per second per client IP, and the burst (behavior notes §3).
+RATE_PER_SECOND = 100.0
+RATE_BURST = 200.0
+
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"x-xss-protection", b"1; mode=block"),
+    (b"referrer-policy", b"strict-origin-when-cross-origin"),
+    (b"content-security-policy", b"default-src 'self'"),
+    (b"cache-control", b"no-store"),
+    (b"vary", b"Origin"),
+)
+CORS_METHODS = b"GET, POST, PUT, PATCH, DELETE, OPTIONS"
+CORS_HEADERS = b"Content-Type, Authorization, X-API-Key"
+CORS_MAX_AGE = b"86400"
+_LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+#: Paths whose pages need inline scripts and styles (Swagger UI, Django admin).
+_RELAXED_CSP_PREFIXES = ("/docs", "/admin/", "/static/")
+
+
+def loopback_origin(origin: bytes | None) -> bool:
+    """Whether an ``Origin`` is a loopback origin (``localhost``, ``127.0.0.1``, ``[::1]``,
+    any port) that CORS answers may echo."""
+    if not origin:
+        return False
+    try:
+        parts = urlsplit(origin.decode("latin-1"))
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and (parts.hostname or "") in _LOOPBACK_HOSTS
+
+
+class TokenBuckets:
+    """Per-IP token buckets: ``rate`` tokens per second up to ``burst``."""
+
+    def __init__(self, rate: float, burst: float):
+        self.rate = rate
+        self.burst = burst
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def take(self, key: str, now: float) -> tuple[bool, int]:
+        """Take one token: ``(allowed, tokens remaining)``."""
+        tokens, last = self._buckets.get(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - last) * self.rate)
+        allowed = tokens >= 1.0
+        if allowed:
+            tokens -= 1.0
+        if len(self._buckets) > 10000:
+            self._buckets.clear()  # bounded memory; a reset only ever grants more tokens
+        self._buckets[key] = (tokens, now)
+        return allowed, int(tokens)
+
+
+def _admin_rate_from_environment() -> float:
+    raw = os.environ.get("MOCKD_ADMIN_RATE_LIMIT", "")
+    try:
+        return float(raw) if raw else RATE_PER_SECOND
+    except ValueError:
+        return RATE_PER_SECOND
+
+
+class AdminGateway:
+    """ASGI middleware for the admin port (see the module docstring).
+
+    Args:
+        app: the Django ASGI application (with static files).
+        auth_enabled: False with ``--no-auth``. The expected key is read from
+            ``runtime.api_key`` on every request so a rotated key applies at once.
+        max_body_size: body limit in bytes.
+        rate_per_second: per-IP rate (0 disables rate limiting; env ``MOCKD_ADMIN_RATE_LIMIT``
+            sets the default).
+    """
+
+    def __init__(self, app: Any, *, auth_enabled: bool = True,
+                 max_body_size: int = MAX_ADMIN_BODY_SIZE,
+                 rate_per_second: float | None = None):
+        self.app = app
+        self.auth_enabled = auth_enabled
+        self.max_body_size = max_body_size
+        rate = _admin_rate_from_environment() if rate_per_second is None else rate_per_second
+        # burst = twice the rate: 100/s with a burst of 200 (behavior notes §3)
+        self.buckets = TokenBuckets(rate, rate * RATE_BURST / RATE_PER_SECOND) if rate > 0 else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        from mockd_project.metrics import ADMIN_DURATION, ADMIN_REQUESTS
+
+        started = time.perf_counter()
+        method = scope["method"]
+        path = scope["path"]
+        headers = dict(scope["headers"])
+        origin = headers.get(b"origin")
+        extra: list[tuple[bytes, bytes]] = []
+        if loopback_origin(origin):
+            extra += [(b"access-control-allow-origin", origin),
+                      (b"access-control-allow-methods", CORS_METHODS),
+                      (b"access-control-allow-headers", CORS_HEADERS),
+                      (b"access-control-max-age", CORS_MAX_AGE)]
+        answered = {"status": 0}
+        relaxed = path.startswith(_RELAXED_CSP_PREFIXES)
+
+        async def send_with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                answered["status"] = message["status"]
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                added = [(name, value) for name, value in (*SECURITY_HEADERS, *extra)
+                         if name not in present
+                         and not (relaxed and name == b"content-security-policy")]
+                message = {**message, "headers": [*message.get("headers", []), *added]}
+            await send(message)
+
+        try:
+            if method == "OPTIONS" and b"access-control-request-method" in headers:
+                # CORS preflight runs before authentication (behavior notes §2).
+                if loopback_origin(origin):
+                    await _plain(send_with_headers, 200, b"", b"text/plain")
+                else:
+                    await _json(send_with_headers, 403, {
+                        "error": "cors_forbidden",
+                        "message": "Origin not allowed; the admin API accepts loopback "
+                                   "origins only"})
+                return
+            if self.buckets is not None:
+                client = (scope.get("client") or ("unknown", 0))[0]
+                allowed, remaining = self.buckets.take(client, time.monotonic())
+                extra += [(b"x-ratelimit-limit", str(int(self.buckets.rate)).encode()),
+                          (b"x-ratelimit-remaining", str(remaining).encode()),
+                          (b"x-ratelimit-reset", str(int(time.time()) + 1).encode())]
+                if not allowed:
+                    await _plain(send_with_headers, 429, b"Too Many Requests",
+                                 b"text/plain; charset=utf-8", [(b"retry-after", b"1")])
+                    return
+            if self.auth_enabled and not auth.is_exempt(path, method):
+                presented = auth.presented_key(headers, scope.get("query_string", b""))
+                if presented is None:
+                    await _json(send_with_headers, 401, auth.MISSING_API_KEY)
+                    return
+                if not auth.key_matches(presented, runtime.api_key or ""):
+                    await _json(send_with_headers, 401, auth.INVALID_API_KEY)
+                    return
+            declared = headers.get(b"content-length")
+            if declared is not None and declared.isdigit() and int(declared) > self.max_body_size:
+                await self._too_large(send_with_headers)
+                return
+            replay = await self._buffer_body(receive)
+            if replay is None:
+                await self._too_large(send_with_headers)
+                return
+            await self.app(scope, replay, send_with_headers)
+        finally:
+            ADMIN_REQUESTS.labels(method, str(answered["status"] or 500)).inc()
+            ADMIN_DURATION.labels(method).observe(time.perf_counter() - started)
+
+    async def _too_large(self, send: Send) -> None:
+        await _json(send, 413, {"error": "body_too_large",
+                                "message": f"Request body exceeds {self.max_body_size} bytes "
+                                           f"(10 MiB); send a smaller body"})
+
+    async def _buffer_body(self, receive: Receive) -> Receive | None:
+        """Read the whole body (≤ the limit) and return a ``receive`` that replays it, then
+        hands over to the real one (so a later disconnect is still seen). None when too big."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                pending: list[dict[str, Any]] = [message]
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_size:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                pending = []
+                break
+        messages = [{"type": "http.request", "body": b"".join(chunks), "more_body": False},
+                    *pending]
+
+        async def replay() -> dict[str, Any]:
+            if messages:
+                return messages.pop(0)
+            return await receive()
+
+        return replay
+
+
+async def _plain(send: Send, status: int, body: bytes, content_type: bytes,
+                 headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", content_type),
+                            (b"content-length", str(len(body)).encode()), *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _json(send: Send, status: int, payload: dict[str, Any]) -> None:
+    await _plain(send, status, orjson.dumps(payload), b"application/json")
+
+
+def build_admin_application(*, auth_enabled: bool) -> AdminGateway:
+    """The whole admin-port ASGI app: gateway -> static files -> Django (ninja API, Django
+    admin). Django must already be set up."""
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+    from django.core.asgi import get_asgi_application
+
+    return AdminGateway(ASGIStaticFilesHandler(get_asgi_application()),
+                        auth_enabled=auth_enabled)

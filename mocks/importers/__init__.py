@@ -1,0 +1,253 @@
+"""Import: every outside document becomes mocks through ONE path (STYLE §10).
+
+Owns: the importer registry, format detection (:func:`detect_format`), and
+:func:`import_document` / :func:`import_path`, which turn a document into an
+:class:`ImportResult` (mocks, tables, bindings, warnings, format, source) and check that it
+validates against the one config schema and compiles. Callers then merge it through the same
+validate+merge service: the CLI posts it to ``POST /config``; the config loader folds
+``imports:`` entries into the file (:mod:`mocks.importers.config_imports`).
+
+Importers (one module each, resolved lazily from import strings so that, for example, lxml
+is only loaded for WSDL): ``openapi`` (OpenAPI 3.0/3.1, Swagger 2.0), ``postman``, ``har``,
+``wiremock``, ``mockoon``, ``wsdl``, ``curl`` (only when asked for), ``mockd`` (our own
+format, with its version-upgrade chain).
+
+Who may call it: anyone; no Django, no I/O besides reading the given file or directory.
+Pure functions: safe in any thread.
+
+Errors: :class:`ImportDocumentError`, one line ``<format>: <where>: <reason>``; nothing is
+imported when it is raised.
+
+Source: SPEC "Import and export", "Import entry"; behavior notes §13 (detection order,
+aliases, per-format rules); STYLE §10.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Protocol
+
+from .result import (DocumentProbe, ImportDocumentError, ImportOptions, ImportResult,
+                     ProgressCallback)
+
+__all__ = ["DocumentProbe", "ImportDocumentError", "ImportOptions", "ImportResult",
+           "FORMATS", "ALIASES", "canonical_format", "detect_format", "import_document",
+           "import_path", "check_result"]
+
+
+class Importer(Protocol):
+    """One format. ``detects`` must be cheap (it runs in detection order on every import
+    without ``--format``); ``convert`` raises :class:`ImportDocumentError`."""
+
+    format: str
+
+    def detects(self, probe: DocumentProbe) -> bool: ...
+
+    def convert(self, probe: DocumentProbe, options: ImportOptions) -> ImportResult: ...
+
+
+#: Canonical format name -> import string, in detection order (behavior notes §13: wsdl,
+#: har, own, openapi, postman, mockoon, wiremock). curl is last and never auto-detected
+#: (SPEC "Import and export": "only with --format curl").
+FORMATS: dict[str, str] = {
+    "wsdl": "mocks.importers.wsdl:WsdlImporter",
+    "har": "mocks.importers.har:HarImporter",
+    "mockd": "mocks.importers.native:NativeImporter",
+    "openapi": "mocks.importers.openapi:OpenAPIImporter",
+    "postman": "mocks.importers.postman:PostmanImporter",
+    "mockoon": "mocks.importers.mockoon:MockoonImporter",
+    "wiremock": "mocks.importers.wiremock:WireMockImporter",
+    "curl": "mocks.importers.curl:CurlImporter",
+}
+
+#: Other names accepted by ``--format`` and ``imports[].format`` (behavior notes §13).
+ALIASES: dict[str, str] = {
+    "native": "mockd", "own": "mockd", "json": "mockd", "yaml": "mockd", "yml": "mockd",
+    "swagger": "openapi", "oas": "openapi", "openapi3": "openapi", "postman2": "postman",
+}
+
+#: Formats detection may choose (curl needs ``--format curl``).
+DETECTED = tuple(name for name in FORMATS if name != "curl")
+
+_loaded: dict[str, Importer] = {}
+
+
+def canonical_format(name: str) -> str:
+    """The canonical name of ``name`` or an alias; raises :class:`ImportDocumentError`
+    listing the known names."""
+    key = (name or "").strip().lower()
+    key = ALIASES.get(key, key)
+    if key not in FORMATS:
+        known = ", ".join([*FORMATS, *ALIASES])
+        raise ImportDocumentError(name or "format", "", f"unknown format; use one of {known}")
+    return key
+
+
+def importer_for(format: str) -> Importer:
+    """The importer instance of a canonical format name (loaded once)."""
+    importer = _loaded.get(format)
+    if importer is None:
+        module_name, _, class_name = FORMATS[format].partition(":")
+        importer = getattr(importlib.import_module(module_name), class_name)()
+        _loaded[format] = importer
+    return importer
+
+
+def detect_format(text: str | None, filename: str = "", *,
+                  probe: DocumentProbe | None = None) -> str | None:
+    """The format of a document by its content (and extension), or None.
+
+    Order (behavior notes §13): ``.wsdl`` or an XML ``definitions`` root -> wsdl; ``.har`` or
+    a JSON ``log`` -> har; ``version`` with ``kind`` or ``mocks`` -> mockd; ``openapi`` or
+    ``swagger`` -> openapi; ``info`` + ``item`` -> postman; ``routes`` with ``endpointPrefix``
+    or ``port`` -> mockoon; ``request`` + ``response``, ``{mappings: [...]}`` or an array of
+    mappings (or a directory) -> wiremock. A curl command is never detected: it needs
+    ``--format curl`` (SPEC), and :func:`import_document` says so.
+    """
+    probe = probe or DocumentProbe(text, filename)
+    for name in DETECTED:
+        if importer_for(name).detects(probe):
+            return name
+    return None
+
+
+def import_document(text_or_path: str | Path, format: str | None = None,
+                    as_prefix: str | None = None, *, filename: str = "",
+                    source: str | None = None, include_static: bool = False,
+                    progress: ProgressCallback | None = None,
+                    check: bool = True) -> ImportResult:
+    """Convert one document into an :class:`ImportResult`.
+
+    Args:
+        text_or_path: the document text (``str``), or a :class:`~pathlib.Path` to a file or
+            to a directory of WireMock mappings.
+        format: a format name or alias (``openapi``, ``swagger``, ``har``, ...); detected
+            from the content when None.
+        as_prefix: id namespace: OpenAPI operations become ``<as>.<operationId>``.
+        filename: the file name for extension hints when ``text_or_path`` is text.
+        source: how to name the document in the result (default: the path or ``<text>``).
+        include_static: HAR: keep static assets.
+        progress: ``(done, total)`` callback during long conversions.
+        check: validate the result against the config schema and compile it (default).
+
+    Raises:
+        ImportDocumentError: unknown or malformed document, or a result that does not
+            validate; the message names the format and where it failed.
+    """
+    if isinstance(text_or_path, Path):
+        return import_path(text_or_path, format, as_prefix, include_static=include_static,
+                           progress=progress, check=check, source=source)
+    probe = DocumentProbe(text_or_path, filename)
+    return _convert(probe, format, ImportOptions(as_prefix, include_static, progress),
+                    source or filename or "<text>", check)
+
+
+def import_path(path: str | Path, format: str | None = None, as_prefix: str | None = None, *,
+                include_static: bool = False, progress: ProgressCallback | None = None,
+                check: bool = True, source: str | None = None) -> ImportResult:
+    """:func:`import_document` for a file or a directory (WireMock mappings).
+
+    Raises :class:`ImportDocumentError` (``<format>: cannot read <path>: ...``) for an
+    unreadable file.
+    """
+    file_path = Path(path)
+    options = ImportOptions(as_prefix, include_static, progress)
+    if file_path.is_dir():
+        probe = DocumentProbe(None, file_path.name, directory=file_path)
+    else:
+        try:
+            raw = file_path.read_bytes()
+        except OSError as error:
+            raise ImportDocumentError(format or "import", "",
+                                      f"cannot read {str(file_path)!r}: "
+                                      f"{error.strerror or error}") from None
+        probe = DocumentProbe(decode_text(raw), file_path.name)
+    return _convert(probe, format, options, source or str(path), check)
+
+
+def decode_text(raw: bytes) -> str:
+    """Bytes of a document as text: UTF-8 (with or without BOM), else UTF-16 with a BOM,
+    else Latin-1 (never fails: the parser then reports what is wrong)."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return raw.decode("utf-16")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _convert(probe: DocumentProbe, format: str | None, options: ImportOptions, source: str,
+             check: bool) -> ImportResult:
+    if format:
+        name = canonical_format(format)
+    else:
+        name = detect_format(probe.text, probe.filename, probe=probe)
+        if name is None:
+            raise _undetected(probe)
+    result = importer_for(name).convert(probe, options)
+    result.format = name
+    result.source = source
+    if check:
+        check_result(result)
+    return result
+
+
+def _undetected(probe: DocumentProbe) -> ImportDocumentError:
+    text = probe.stripped
+    if text.startswith(("curl ", "curl\t", "curl\n")):
+        return ImportDocumentError("unknown", "", "this looks like a curl command; import it "
+                                   "with --format curl")
+    data = probe.structured()
+    if text and data is None and not probe.looks_like_xml():
+        _, error = _parse_failure(probe)
+        return ImportDocumentError("unknown", "", f"{error}; pass --format to say what the "
+                                   "document is")
+    if isinstance(data, dict):
+        keys = ", ".join(sorted(str(key) for key in data)[:8]) or "none"
+        shape = f"top-level keys: {keys}"
+    elif probe.looks_like_xml():
+        shape = "an XML document whose root is not a WSDL 1.1 <definitions>"
+    elif probe.directory is not None:
+        shape = "a directory without WireMock mapping files"
+    else:
+        shape = {str: "plain text", list: "a list"}.get(type(data), "a scalar value") \
+            if data is not None else "an empty document"
+    return ImportDocumentError(
+        "unknown", "", f"not a recognised document ({shape}); expected OpenAPI/Swagger, "
+        "Postman collection, HAR, WireMock mappings, Mockoon environment, WSDL 1.1 or a mockd "
+        "config; pass --format to choose")
+
+
+def _parse_failure(probe: DocumentProbe) -> tuple[Any, str]:
+    try:
+        return probe.data("unknown"), ""
+    except ImportDocumentError as error:
+        return None, error.reason
+
+
+def check_result(result: ImportResult) -> None:
+    """Validate ``result`` against the config schema and compile it, so a bad conversion
+    fails here (naming the format and the mock) and never half-way through a merge.
+
+    Raises :class:`ImportDocumentError` ``<format>: mocks[3].http.matcher.path: ...``.
+    """
+    # Imported here: mocks.config imports this package's ImportEntry model at load time.
+    from ..config import ConfigFile
+    from ..engine.errors import ConfigError
+    from ..engine.loader import format_location
+    from ..engine.snapshot import compile_snapshot
+    from pydantic import ValidationError
+
+    try:
+        config = ConfigFile.model_validate(result.config_document())
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        location = format_location(tuple(first.get("loc", ())))
+        reason = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+        raise ImportDocumentError(result.format, location, f"converted mock is invalid: "
+                                  f"{reason}") from None
+    try:
+        compile_snapshot(config)
+    except ConfigError as error:
+        raise ImportDocumentError(result.format, error.path.lstrip("."),
+                                  f"converted mock does not compile: {error.reason}") from None

@@ -1,0 +1,167 @@
+"""``imports:`` in a config file: external specs expanded into mocks when the file loads.
+
+The config loader (:func:`mocks.engine.loader.load_config_file`) calls
+:func:`expand_imports` on the parsed document before schema validation, so ``mockd start``,
+``mockd engine`` and ``mockd list -c`` all see the imported mocks. Each entry
+(:class:`ImportEntry`) names a ``path`` (relative to the config file) or a ``url``, an
+optional ``format`` and an optional ``as`` namespace::
+
+    imports:
+      - path: specs/stripe.json
+        as: stripe            # mock ids stripe.<operationId>
+    extend:
+      - {mock: stripe.GetCustomers, table: customers, action: list}
+
+Merging rules:
+
+* imported mocks come after the file's own mocks (so on a full tie the file's mock wins);
+  a file mock with the same id as an imported one replaces it (a deliberate override);
+* imported tables and bindings (Mockoon CRUD routes) are appended; a table name the file
+  already defines is an error;
+* ``extend[].mock`` references are resolved for imported mocks: a bare ``operationId`` or
+  ``<as>.<operationId>`` that is not itself a mock id is rewritten to the mock's id, so the
+  binding survives persistence (the stored mock keeps only its id) and the lookup order of
+  behavior notes §6 (id, then operation id, then ``"METHOD /path"``) holds;
+* any failure is a :class:`~mocks.engine.errors.ConfigError` at ``imports[i]`` (or
+  ``imports[i].path``) with the importer's one-line reason; nothing is loaded.
+
+URLs are fetched with httpx (30 s timeout); tests never use them.
+
+No Django.
+
+Source: SPEC "Import entry", "Configuration file" (``imports``), "Extend binding";
+behavior notes §6 (reference resolution), §13 ("Import entries take path (relative to the
+config) or url"), §15 (``engine`` handles ``imports`` like ``start``).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+#: Seconds allowed to fetch one ``url`` import.
+URL_TIMEOUT_SECONDS = 30.0
+
+
+class ImportEntry(BaseModel):
+    """One ``imports[]`` entry (SPEC "Import entry").
+
+    Attributes:
+        path: spec file (or WireMock directory), relative to the config file's folder.
+        url: an http(s) URL to fetch instead of ``path``.
+        as_prefix: ``as``: namespace of generated ids (``<as>.<operationId>``).
+        format: a format name or alias (``openapi``, ``swagger``, ``har``, ...); detected
+            from the content when absent.
+        include_static: HAR only: keep static assets.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    path: str | None = None
+    url: str | None = None
+    as_prefix: str | None = Field(None, alias="as", min_length=1, pattern=r"^[A-Za-z0-9_.:@+-]+$")
+    format: str | None = None
+    include_static: bool = Field(False, alias="includeStatic")
+
+    @model_validator(mode="after")
+    def _path_or_url(self) -> "ImportEntry":
+        if bool(self.path) == bool(self.url):
+            raise ValueError("give either path or url")
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ValueError("url must start with http:// or https://")
+        return self
+
+
+def expand_imports(data: dict[str, Any], base_dir: Path | str) -> dict[str, Any]:
+    """``data`` with every ``imports[]`` entry converted and merged (see the module
+    docstring). Returns ``data`` itself when it has no imports.
+
+    Raises :class:`~mocks.engine.errors.ConfigError` naming ``imports[i]``.
+    """
+    from ..engine.errors import ConfigError
+    from ..engine.loader import format_location
+    from . import ImportDocumentError, import_document, import_path
+
+    entries = data.get("imports")
+    if not entries:
+        return data
+    if not isinstance(entries, list):
+        raise ConfigError("imports", "expected a list of {path|url, as?, format?}")
+    base = Path(base_dir)
+    mocks = list(data.get("mocks") or [])
+    tables = list(data.get("tables") or [])
+    extend = list(data.get("extend") or [])
+    own_ids = {mock.get("id") for mock in mocks if isinstance(mock, dict) and mock.get("id")}
+    table_names = {table.get("name") for table in tables if isinstance(table, dict)}
+    references: dict[str, str] = {}
+    imported: list[dict[str, Any]] = []
+    for index, raw in enumerate(entries):
+        location = f"imports[{index}]"
+        try:
+            entry = ImportEntry.model_validate(raw)
+        except ValidationError as error:
+            first = error.errors(include_url=False)[0]
+            where = format_location(tuple(first.get("loc", ())))
+            reason = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+            if first.get("type") == "extra_forbidden":
+                reason = "unknown key (use path or url, as, format)"
+            raise ConfigError(f"{location}.{where}" if where else location, reason) from None
+        try:
+            if entry.url:
+                result = import_document(_fetch(entry.url, f"{location}.url"), entry.format,
+                                         entry.as_prefix, filename=entry.url,
+                                         source=entry.url, include_static=entry.include_static)
+            else:
+                target = Path(entry.path).expanduser()
+                if not target.is_absolute():
+                    target = base / target
+                if not target.exists():
+                    raise ConfigError(f"{location}.path", f"file not found: {str(target)!r}")
+                result = import_path(target, entry.format, entry.as_prefix,
+                                     include_static=entry.include_static, source=entry.path)
+        except ImportDocumentError as error:
+            raise ConfigError(location, str(error)) from None
+        for mock in result.mocks:
+            if mock.get("id") in own_ids:
+                continue  # the file's own mock of the same id overrides the imported one
+            imported.append(mock)
+        for table in result.tables:
+            if table.get("name") in table_names:
+                raise ConfigError(location, f"table {table.get('name')!r} is already defined "
+                                            "in this file")
+            table_names.add(table.get("name"))
+            tables.append(table)
+        extend.extend(result.extend)
+        for reference, mock_id in result.operation_ids.items():
+            references.setdefault(reference, mock_id)
+    all_ids = own_ids | {mock.get("id") for mock in imported}
+    rewritten = []
+    for binding in extend:
+        if isinstance(binding, dict):
+            reference = binding.get("mock")
+            if reference not in all_ids and reference in references:
+                binding = {**binding, "mock": references[reference]}
+        rewritten.append(binding)
+    expanded = {**data, "mocks": mocks + imported}
+    if tables:
+        expanded["tables"] = tables
+    if rewritten:
+        expanded["extend"] = rewritten
+    return expanded
+
+
+def _fetch(url: str, location: str) -> str:
+    """The text at ``url``; raises ConfigError naming ``location`` when it cannot be read."""
+    import httpx
+
+    from ..engine.errors import ConfigError
+
+    try:
+        response = httpx.get(url, timeout=URL_TIMEOUT_SECONDS, follow_redirects=True)
+    except httpx.HTTPError as error:
+        raise ConfigError(location, f"cannot fetch {url}: {type(error).__name__}: {error}") \
+            from None
+    if response.status_code >= 400:
+        raise ConfigError(location, f"cannot fetch {url}: HTTP {response.status_code}")
+    return response.text

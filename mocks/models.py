@@ -1,0 +1,68 @@
+"""Persisted definitions of the mocks app: workspaces and mocks (ARCHITECTURE seam 6).
+
+Rows are written only by :mod:`mocks.services`, inside a transaction, and the same service
+pushes the result to the engine. Indexed columns carry what lists filter on; the protocol
+configuration (the value of the mock's ``http``/``grpc``/... key) is kept as JSON in
+:attr:`Mock.config`, exactly as validated by :mod:`mocks.config`.
+
+Source: SPEC "Mock", "Admin-side records" (Workspace); behavior notes §1 "Workspaces", §12.
+"""
+from __future__ import annotations
+
+from django.db import models
+
+#: Id of the default workspace (SPEC "Mock": "default workspace id is `local`").
+DEFAULT_WORKSPACE_ID = "local"
+
+
+class Workspace(models.Model):
+    """A named set of mocks served under a base path (behavior notes §12).
+
+    ``id`` is ``local`` for the default workspace, ``ws_<16 hex>`` for the others.
+    """
+
+    id = models.CharField(primary_key=True, max_length=64)
+    name = models.CharField(max_length=200, unique=True)
+    type = models.CharField(max_length=32, default="local")
+    description = models.TextField(blank=True, default="")
+    base_path = models.CharField(max_length=500, blank=True, default="")
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.id})"
+
+
+class Mock(models.Model):
+    """One mock definition of any type.
+
+    Attributes (beyond the SPEC fields): ``position`` is the creation/file order used as the
+    final precedence tie-breaker; ``path`` and ``method`` are copied out of the protocol
+    configuration for listing and search; ``config`` holds the protocol object.
+    """
+
+    id = models.CharField(primary_key=True, max_length=200)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="mocks",
+                                  default=DEFAULT_WORKSPACE_ID)
+    type = models.CharField(max_length=16, db_index=True)
+    name = models.CharField(max_length=500, blank=True, default="")
+    description = models.TextField(blank=True, default="")
+    enabled = models.BooleanField(default=True, db_index=True)
+    path = models.CharField(max_length=2000, blank=True, default="", db_index=True)
+    method = models.CharField(max_length=16, blank=True, default="")
+    parent_id = models.CharField(max_length=200, blank=True, default="", db_index=True)
+    meta_sort_key = models.FloatField(null=True, blank=True)
+    position = models.BigIntegerField(default=0, db_index=True)
+    config = models.JSONField(default=dict)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["position", "created_at"]
+
+    def __str__(self) -> str:
+        label = self.name or self.path or self.id
+        return f"{self.type} mock {label}"

@@ -1,0 +1,176 @@
+"""Admin API routes of tables (django-ninja ``Router``; STYLE §8: parse, call, return).
+
+Composed in :mod:`mockd_project.api`. Runtime state is reached through ``EngineControl``
+(its :class:`~tables.control.TableControl` methods, on the engine loop; 503 ``no_engine``
+without an engine); creating and unregistering a table go through :mod:`tables.services`,
+which persists the definition.
+
+=============================================  ============================================
+``GET /state``                                 ``{resources, total, totalItems, resourceList}``
+``POST /state/reset`` (``?resource=``)         ``{"status": "reset"}``
+``POST /reset``                                ``{"status": "reset", "tables": n}``
+``POST /reset/{table}``                        ``{"status": "reset", "table": t}`` (404
+                                               ``Table not found: t``)
+``GET /state/resources``                       array of ``{name, itemCount, seedCount,
+                                               idField, parentField?}``
+``POST /state/resources``                      201 ``{name, idField, message}``; 409 ``conflict``
+``GET /state/resources/{name}``                resource or 404
+``POST /state/resources/{name}/reset``         ``{"status": "reset", "resource": name}``
+``DELETE /state/resources/{name}``             ``{"cleared": true}`` (seed data not restored)
+``POST /state/resources/{name}/unregister``    ``{deleted: true, resource, message}``
+``GET /state/resources/{name}/items``          ``{data, meta}`` (``limit`` 100, ``offset``,
+                                               ``sort`` createdAt, ``order`` desc, filters)
+``GET /state/resources/{name}/items/{id}``     item; 404 ``Item not found``
+``POST /state/resources/{name}/items``         201 item
+=============================================  ============================================
+
+Source: SPEC "Admin API" / "State"; behavior notes §1 "State (tables) and custom operations".
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from django.http import HttpRequest, HttpResponse
+from ninja import Query, Router
+
+from mocks.api import engine_control, json_body
+from mocks.services import AdminError
+
+from . import services
+from .control import admin_error_of
+from .errors import TableError
+
+router = Router(tags=["state"])
+
+
+def _json(payload: Any, status: int = 200) -> HttpResponse:
+    return HttpResponse(orjson.dumps(payload), status=status, content_type="application/json")
+
+
+def _admin_error(error: TableError, subject: str = "table") -> AdminError:
+    status, payload = admin_error_of(error, subject)
+    return AdminError(status, payload["error"], payload["message"], payload.get("details"))
+
+
+def _query_lists(request: HttpRequest) -> dict[str, list[str]]:
+    return {name: request.GET.getlist(name) for name in request.GET}
+
+
+@router.get("/state", summary="State overview")
+async def state_overview(request: HttpRequest) -> dict[str, Any]:
+    """``{resources: [{name, itemCount, seedCount, idField, parentField?}], total, totalItems,
+    resourceList}``."""
+    return await engine_control().state_overview()
+
+
+@router.post("/state/reset", summary="Reset all tables (or ?resource=) to seed data")
+async def reset_state(request: HttpRequest,
+                      resource: str | None = Query(None)) -> dict[str, Any]:
+    """``{"status": "reset"}``; an unknown ``resource`` -> 404."""
+    try:
+        await engine_control().reset_tables(resource or None)
+    except TableError as error:
+        raise _admin_error(error) from None
+    return {"status": "reset"}
+
+
+@router.post("/reset", summary="Reset every table to seed data")
+async def reset_all(request: HttpRequest) -> dict[str, Any]:
+    """``{"status": "reset", "tables": <count>}``."""
+    return {"status": "reset", "tables": await engine_control().reset_tables()}
+
+
+@router.post("/reset/{table}", summary="Reset one table to seed data")
+async def reset_one(request: HttpRequest, table: str) -> dict[str, Any]:
+    """``{"status": "reset", "table": <name>}``; unknown -> 404 ``Table not found: <name>``."""
+    try:
+        await engine_control().reset_tables(table)
+    except TableError as error:
+        raise _admin_error(error) from None
+    return {"status": "reset", "table": table}
+
+
+@router.get("/state/resources", summary="List tables")
+async def list_resources(request: HttpRequest) -> Any:
+    """Array of ``{name, itemCount, seedCount, idField, parentField?}``."""
+    return _json(await engine_control().table_resources())
+
+
+@router.post("/state/resources", summary="Create a table")
+def create_resource(request: HttpRequest,
+                    workspace_id: str | None = Query(None, alias="workspaceId")) -> HttpResponse:
+    """Body: a table definition (``name`` required, ``idField`` default ``id``, any other
+    table key). 201 ``{name, idField, message: "Stateful resource created"}``; 409
+    ``conflict`` when the name is taken; 400 ``validation_error`` naming the field."""
+    engine_control()
+    return _json(services.create_table(json_body(request), workspace_id), 201)
+
+
+@router.get("/state/resources/{name}", summary="One table")
+async def get_resource(request: HttpRequest, name: str) -> dict[str, Any]:
+    """``{name, itemCount, seedCount, idField, parentField?}``; 404 when unknown."""
+    resource = await engine_control().table_resource(name)
+    if resource is None:
+        raise AdminError(404, "not_found", f"Table not found: {name}")
+    return resource
+
+
+@router.post("/state/resources/{name}/reset", summary="Reset one table to seed data")
+async def reset_resource(request: HttpRequest, name: str) -> dict[str, Any]:
+    """``{"status": "reset", "resource": <name>}``; 404 when unknown."""
+    try:
+        await engine_control().reset_tables(name)
+    except TableError as error:
+        raise _admin_error(error) from None
+    return {"status": "reset", "resource": name}
+
+
+@router.delete("/state/resources/{name}", summary="Clear a table (seed data not restored)")
+async def clear_resource(request: HttpRequest, name: str) -> dict[str, Any]:
+    """``{"cleared": true}``; 404 when unknown."""
+    try:
+        await engine_control().clear_table(name)
+    except TableError as error:
+        raise _admin_error(error) from None
+    return {"cleared": True}
+
+
+@router.post("/state/resources/{name}/unregister", summary="Remove a table definition")
+def unregister_resource(request: HttpRequest, name: str) -> dict[str, Any]:
+    """``{deleted: true, resource, message}``; 404 when unknown."""
+    engine_control()
+    if not services.delete_table(name):
+        raise AdminError(404, "not_found", f"Table not found: {name}")
+    return {"deleted": True, "resource": name, "message": "Stateful resource unregistered"}
+
+
+@router.get("/state/resources/{name}/items", summary="Items of a table")
+async def list_items(request: HttpRequest, name: str) -> dict[str, Any]:
+    """``{data, meta: {total, limit, offset, count, has_more}}``; list query parameters as on
+    a bound list (``limit`` 100, ``offset``, ``sort`` createdAt, ``order`` desc, filters)."""
+    try:
+        return await engine_control().table_items(name, _query_lists(request))
+    except TableError as error:
+        raise _admin_error(error, "item") from None
+
+
+@router.get("/state/resources/{name}/items/{item_id}", summary="One item")
+async def get_item(request: HttpRequest, name: str, item_id: str) -> dict[str, Any]:
+    """The stored item; 404 ``Item not found``."""
+    try:
+        return await engine_control().table_item(name, item_id)
+    except TableError as error:
+        raise _admin_error(error, "item") from None
+
+
+@router.post("/state/resources/{name}/items", summary="Create an item")
+async def create_item(request: HttpRequest, name: str) -> HttpResponse:
+    """Body: the item's fields. 201 with the stored item; 409 when the id exists; 400 when
+    validation rejects it."""
+    body = json_body(request)
+    try:
+        item = await engine_control().create_table_item(name, body)
+    except TableError as error:
+        raise _admin_error(error, "item") from None
+    return _json(item, 201)

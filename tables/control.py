@@ -1,0 +1,242 @@
+"""Engine control of tables: what the admin side may ask of an engine's table store.
+
+:class:`TableControl` is mixed into :class:`~mocks.engine.control.EngineControl` (the one way
+the admin side reaches runtime state, ARCHITECTURE seam 5); :func:`route_state` is its HTTP
+face on the engine-control port, mirroring the admin routes (behavior notes §1 "State", §16):
+
+=============================================  ============================================
+``GET /state``                                 ``{resources, total, totalItems, resourceList}``
+``POST /state/reset`` (``?resource=``)         ``{"status": "reset"}``
+``POST /reset`` / ``POST /reset/{table}``      ``{"status": "reset", "tables": n}`` /
+                                               ``{"status": "reset", "table": t}``
+``GET /state/resources``                       array of resources
+``POST /state/resources``                      201 ``{name, idField, message}`` (409 taken)
+``GET /state/resources/{name}``                resource (404)
+``POST /state/resources/{name}/reset``         ``{"status": "reset", "resource": name}``
+``DELETE /state/resources/{name}``             ``{"cleared": true}`` (seeds not restored)
+``POST /state/resources/{name}/unregister``    ``{deleted: true, resource, message}``
+``GET /state/resources/{name}/items``          ``{data, meta}`` (list query parameters)
+``GET /state/resources/{name}/items/{id}``     item (404 "Item not found")
+``POST /state/resources/{name}/items``         201 item
+=============================================  ============================================
+
+Errors use the admin body ``{error, message}``: 404 ``not_found``, 409 ``conflict``,
+400 ``validation_error``.
+
+Concurrency: every method runs on the engine's event loop; none awaits while touching the
+store, so each is atomic with respect to data-plane requests.
+
+No Django.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qs
+
+import orjson
+from pydantic import ValidationError
+
+from . import errors
+from .config import TableConfig
+from .errors import TableError
+from .store import OperationRequest, TableStore
+from .transforms import list_envelope
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+
+#: Message of a created resource (behavior notes §1 "State").
+CREATED_MESSAGE = "Stateful resource created"
+
+
+def table_config_of(document: Any) -> TableConfig:
+    """A :class:`TableConfig` from an admin body (``{name, idField?, ...}``).
+
+    Raises :class:`TableError` 400 naming the field (``name: field required``).
+    """
+    if not isinstance(document, dict):
+        raise errors.bad_request("", "body: a table definition must be a JSON object")
+    try:
+        return TableConfig.model_validate(document)
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        location = ".".join(str(part) for part in first.get("loc", ()))
+        reason = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+        if first.get("type") == "missing":
+            reason = "field required"
+        elif first.get("type") == "extra_forbidden":
+            reason = "unknown field"
+        raise errors.bad_request(str(document.get("name") or ""),
+                                 f"{location}: {reason}" if location else reason) from None
+
+
+class TableControl:
+    """Table methods of ``EngineControl`` (needs ``self.engine`` with a ``tables`` store)."""
+
+    engine: Any
+
+    @property
+    def table_store(self) -> TableStore:
+        """The engine's :class:`~tables.store.TableStore`."""
+        return self.engine.tables
+
+    async def state_overview(self) -> dict[str, Any]:
+        """``{resources: [{name, itemCount, seedCount, idField, parentField?}], total,
+        totalItems, resourceList}``."""
+        return self.table_store.overview()
+
+    async def table_resources(self) -> list[dict[str, Any]]:
+        """Every table as ``{name, itemCount, seedCount, idField, parentField?}``."""
+        return [table.info() for table in self.table_store.tables.values()]
+
+    async def table_resource(self, name: str) -> dict[str, Any] | None:
+        """One table's resource record, or None."""
+        table = self.table_store.tables.get(name)
+        return table.info() if table is not None else None
+
+    async def reset_tables(self, name: str | None = None) -> int:
+        """Restore seed data of table ``name`` (404 :class:`TableError`) or of every table;
+        returns how many tables were reset."""
+        return self.table_store.reset(name)
+
+    async def clear_table(self, name: str) -> int:
+        """Remove every item of ``name`` without restoring seeds; returns items removed."""
+        return self.table_store.clear(name)
+
+    async def register_table(self, document: Any) -> dict[str, Any]:
+        """Add a table at runtime: ``{name, idField, message}``. Raises :class:`TableError`
+        409 (name taken) or 400 (invalid definition)."""
+        table = self.table_store.register(table_config_of(document))
+        return {"name": table.name, "idField": table.definition.id_field,
+                "message": CREATED_MESSAGE}
+
+    async def unregister_table(self, name: str) -> bool:
+        """Remove a table and its items; returns whether it existed."""
+        return self.table_store.unregister(name)
+
+    async def table_items(self, name: str,
+                          query: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
+        """``{data, meta}`` of a list query over ``name`` (raw items, no transform)."""
+        result = self.table_store.execute(OperationRequest("list", name, query=query))
+        if result.error is not None:
+            raise result.error
+        return list_envelope(result.items or [], result.meta)
+
+    async def table_item(self, name: str, item_id: str) -> dict[str, Any]:
+        """One raw item; raises :class:`TableError` 404."""
+        result = self.table_store.execute(OperationRequest("get", name, item_id))
+        if result.error is not None:
+            raise result.error
+        return result.item
+
+    async def create_table_item(self, name: str, body: Any) -> dict[str, Any]:
+        """Create an item (validation and id rules as for a bound create); raises
+        :class:`TableError` (404, 409, 400, 507)."""
+        result = self.table_store.execute(OperationRequest("create", name, body=body))
+        if result.error is not None:
+            raise result.error
+        return result.item
+
+
+# ---------------------------------------------------------------------------- HTTP face
+
+_RESOURCE = re.compile(r"^/state/resources/([^/]+)(/reset|/unregister|/items(?:/([^/]+))?)?$")
+_RESET_ONE = re.compile(r"^/reset/([^/]+)$")
+
+
+def admin_error_of(error: TableError, subject: str = "") -> tuple[int, dict[str, Any]]:
+    """``(status, {error, message})`` of a table error on the admin surfaces.
+
+    ``subject`` picks the admin wording of a 404: ``table`` -> ``Table not found: <name>``,
+    ``item`` -> ``Item not found``; else the store's message.
+    """
+    if error.code == errors.NOT_FOUND:
+        message = error.message
+        if subject == "table":
+            message = f"Table not found: {error.table}"
+        elif subject == "item":
+            message = "Item not found" if error.item_id else f"Table not found: {error.table}"
+        return 404, {"error": "not_found", "message": message}
+    if error.code == errors.CONFLICT:
+        return 409, {"error": "conflict", "message": error.message}
+    if error.code == errors.CAPACITY_EXCEEDED:
+        return 507, {"error": "capacity_exceeded", "message": error.message}
+    if error.code == errors.PAYLOAD_TOO_LARGE:
+        return 413, {"error": "body_too_large", "message": error.message}
+    body: dict[str, Any] = {"error": "validation_error", "message": error.message}
+    if error.details:
+        body["details"] = {"errors": error.details}
+    return 400, body
+
+
+async def route_state(control: TableControl, method: str, path: str, query_string: str,
+                      body: Callable[[], Awaitable[bytes]],
+                      answer: Callable[[int, Any], Awaitable[None]]) -> bool:
+    """Answer a ``/state…`` or ``/reset…`` request of the engine-control port.
+
+    ``body()`` reads the request body; ``answer(status, payload)`` sends JSON. Returns False
+    when ``path`` is not a table route (the caller answers 404).
+    """
+    if not (path == "/state" or path.startswith("/state/") or path == "/reset"
+            or path.startswith("/reset/")):
+        return False
+    query = parse_qs(query_string, keep_blank_values=True)
+    subject = "table"
+    try:
+        if path == "/state" and method == "GET":
+            await answer(200, await control.state_overview())
+        elif path == "/state/reset" and method == "POST":
+            resource = (query.get("resource") or [None])[0]
+            await control.reset_tables(resource or None)
+            await answer(200, {"status": "reset"})
+        elif path == "/reset" and method == "POST":
+            await answer(200, {"status": "reset", "tables": await control.reset_tables()})
+        elif (found := _RESET_ONE.match(path)) and method == "POST":
+            await control.reset_tables(found.group(1))
+            await answer(200, {"status": "reset", "table": found.group(1)})
+        elif path == "/state/resources" and method == "GET":
+            await answer(200, await control.table_resources())
+        elif path == "/state/resources" and method == "POST":
+            await answer(201, await control.register_table(orjson.loads(await body() or b"{}")))
+        elif found := _RESOURCE.match(path):
+            name, tail, item_id = found.group(1), found.group(2) or "", found.group(3)
+            if tail == "" and method == "GET":
+                resource = await control.table_resource(name)
+                if resource is None:
+                    raise errors.table_not_found(name)
+                await answer(200, resource)
+            elif tail == "" and method == "DELETE":
+                await control.clear_table(name)
+                await answer(200, {"cleared": True})
+            elif tail == "/reset" and method == "POST":
+                await control.reset_tables(name)
+                await answer(200, {"status": "reset", "resource": name})
+            elif tail == "/unregister" and method == "POST":
+                if not await control.unregister_table(name):
+                    raise errors.table_not_found(name)
+                await answer(200, {"deleted": True, "resource": name,
+                                   "message": "Stateful resource unregistered"})
+            elif tail == "/items" and method == "GET":
+                subject = "item"
+                await answer(200, await control.table_items(name, query))
+            elif tail == "/items" and method == "POST":
+                subject = "item"
+                await answer(201, await control.create_table_item(
+                    name, orjson.loads(await body() or b"{}")))
+            elif tail.startswith("/items/") and method == "GET":
+                subject = "item"
+                await answer(200, await control.table_item(name, item_id))
+            else:
+                await answer(405, {"error": "method_not_allowed",
+                                   "message": f"{method} is not allowed here"})
+        elif path in ("/state", "/state/reset", "/reset", "/state/resources"):
+            await answer(405, {"error": "method_not_allowed",
+                               "message": f"{method} is not allowed here"})
+        else:
+            await answer(404, {"error": "not_found", "message": "Resource not found"})
+    except TableError as error:
+        status, payload = admin_error_of(error, subject)
+        await answer(status, payload)
+    return True

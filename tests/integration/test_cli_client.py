@@ -1,0 +1,164 @@
+"""Client commands end to end: ``list``, ``http add`` / ``add http``, ``status``, and
+``start -d`` / ``stop`` with an isolated HOME (SPEC "Command-line surface"; notes §15)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import httpx
+import pytest
+
+from tests.helpers import (MOCKD, free_port, http_mock, isolated_env, make_config, run_mockd,
+                           start_server, write_config)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("cli-client")
+    with start_server(directory, make_config(http_mock(
+            "a-very-long-mock-identifier-1", "GET", "/a/really/long/path/that/goes/on",
+            body="x"))) as process:
+        process.directory = directory
+        yield process
+
+
+def cli(server, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return run_mockd([*args, "--admin-url", server.admin], server.directory, **env)
+
+
+def test_http_add_creates_a_mock_the_data_plane_serves(server):
+    done = cli(server, "http", "add", "--path", "/cli/hello", "-m", "POST", "-s", "202",
+               "-b", "body!", "-H", "X-Made-By: cli", "--match-header", "X-Team: a")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("Created mock: http_")
+    assert lines[1:] == ["  Type: http", "  Method: POST", "  Path: /cli/hello",
+                         "  Status: 202"]
+    with server.client() as client:
+        answer = client.post("/cli/hello", headers={"X-Team": "a"})
+    assert answer.status_code == 202 and answer.text == "body!"
+    assert answer.headers["x-made-by"] == "cli"
+    with server.admin_client() as admin:
+        entry = admin.get("/requests", params={"path": "/cli/hello"}).json()["requests"][0]
+    assert entry["matchedMockID"] == lines[0].split(": ")[1]
+
+
+def test_add_http_with_the_same_method_and_path_updates(server):
+    first = cli(server, "add", "http", "--path", "/cli/same", "-b", "one")
+    second = cli(server, "add", "http", "--path", "/cli/same", "-b", "two", "-n", "named")
+    assert first.returncode == second.returncode == 0, second.stderr
+    created_id = first.stdout.splitlines()[0].split(": ")[1]
+    assert second.stdout.splitlines()[0] == f"Updated mock: {created_id}"
+    with server.client() as client:
+        assert client.get("/cli/same").text == "two"
+
+
+def test_options_before_the_command_and_errors_in_one_line(server):
+    done = run_mockd(["--admin-url", server.admin, "http", "add", "--path", "relative"],
+                     server.directory)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "Error: http.matcher.path: path must start with '/', got 'relative' (HTTP 400)"]
+    unreachable = run_mockd(["list", "--admin-url", f"http://127.0.0.1:{free_port()}"],
+                            server.directory)
+    assert unreachable.returncode == 1 and unreachable.stderr.startswith("Error: cannot reach")
+
+
+def test_list_table_and_json(server):
+    table = cli(server, "list")
+    assert table.returncode == 0, table.stderr
+    header, *rows = table.stdout.splitlines()
+    assert header.split() == ["ID", "TYPE", "PATH", "METHOD", "STATUS", "ENABLED"]
+    long_row = next(row for row in rows if row.startswith("a-very-long"))
+    assert long_row.split()[:6] == ["a-very-long-mock-...", "http", "/a/really/long/path/th...",
+                                    "GET", "200", "true"]
+    wide = cli(server, "list", "-w")
+    assert "a-very-long-mock-identifier-1" in wide.stdout
+    listed = json.loads(cli(server, "list", "--json").stdout)
+    assert {"id": "a-very-long-mock-identifier-1", "type": "http",
+            "path": "/a/really/long/path/that/goes/on", "method": "GET", "status": 200,
+            "enabled": True} in listed
+    assert json.loads(cli(server, "list", "--json", "-t", "grpc").stdout) == []
+
+
+def test_list_of_an_empty_server(tmp_path):
+    with start_server(tmp_path, make_config()) as empty:
+        done = run_mockd(["list", "--admin-url", empty.admin], tmp_path)
+    assert done.returncode == 0 and done.stdout.strip() == "No mocks configured"
+
+
+def test_status(server):
+    done = cli(server, "status", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "running"
+    assert "is running" in cli(server, "status").stdout
+
+
+def test_client_reads_the_key_from_the_environment(tmp_path):
+    with start_server(tmp_path, make_config(), no_auth=False) as secured:
+        key = (tmp_path / "data" / "admin-api-key").read_text().strip()
+        denied = run_mockd(["list", "--admin-url", secured.admin], tmp_path)
+        allowed = run_mockd(["list", "--admin-url", secured.admin], tmp_path,
+                            MOCKD_API_KEY=key)
+        flagged = run_mockd(["list", "--admin-url", secured.admin, "--api-key", key], tmp_path)
+    assert denied.returncode == 1 and "API key required" in denied.stderr
+    assert allowed.returncode == flagged.returncode == 0
+
+
+def _listening(port: int) -> bool:
+    try:
+        with httpx.Client(trust_env=False, timeout=1) as client:
+            client.get(f"http://127.0.0.1:{port}/health")
+        return True
+    except httpx.HTTPError:
+        return False
+
+
+def test_start_detached_then_stop(tmp_path):
+    port, admin_port, engine_port = free_port(), free_port(), free_port()
+    config = write_config(tmp_path / "d.yaml", make_config(http_mock("det", "GET", "/det",
+                                                                     body="detached")))
+    env = isolated_env(tmp_path)
+    pid_file = tmp_path / ".mockd" / "mockd.pid"
+    try:
+        with open(tmp_path / "start.out", "wb") as out:
+            started = subprocess.run([MOCKD, "start", "-c", str(config), "-d", "--no-auth",
+                                      "--port", str(port), "--admin-port", str(admin_port),
+                                      "--engine-port", str(engine_port)], env=env, cwd=tmp_path,
+                                     stdout=out, stderr=out, stdin=subprocess.DEVNULL,
+                                     timeout=40)
+        output = (tmp_path / "start.out").read_text()
+        assert started.returncode == 0, output
+        document = json.loads(pid_file.read_text())
+        assert output.splitlines() == [
+            f"mockd started in background (PID {document['pid']})",
+            f"Admin API:   http://localhost:{admin_port}",
+            f"Mock server: http://localhost:{port}", "Loaded 1 mocks"]
+        assert document["components"]["admin"]["port"] == admin_port
+        assert document["components"]["engine"]["port"] == port
+        assert document["config"]["mocksLoaded"] == 1
+        with httpx.Client(trust_env=False, timeout=5) as client:
+            assert client.get(f"http://127.0.0.1:{port}/det").text == "detached"
+        assert (tmp_path / ".mockd" / "daemon.log").exists()
+
+        stopped = run_mockd(["stop"], tmp_path)
+        assert stopped.returncode == 0, stopped.stderr
+        assert stopped.stdout.strip() == (f"Stopping mockd (PID {document['pid']}) with "
+                                          f"SIGTERM... done")
+        assert not pid_file.exists()
+        assert not _listening(port) and not _listening(admin_port)
+        again = run_mockd(["stop"], tmp_path)
+        assert again.returncode == 1
+        assert again.stdout.strip() == f"mockd is not running (no PID file found at {pid_file})"
+    finally:
+        if pid_file.exists():
+            try:
+                os.kill(json.loads(pid_file.read_text())["pid"], signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+            time.sleep(0.2)
