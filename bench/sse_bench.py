@@ -159,6 +159,13 @@ def main() -> int:
     interval = options.interval_ms / 1000.0
     events = max(1, round(options.duration / interval))
 
+    # Both processes hold one socket per connection: lift the soft file limit to the hard one
+    # (the server inherits it).
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = options.connections + 256
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted if hard == resource.RLIM_INFINITY
+                                                    else min(wanted, hard), hard))
     workdir = Path(tempfile.mkdtemp(prefix="mockd-sse-bench-"))
     config_path = workdir / "sse.yaml"
     config_path.write_text(yaml.safe_dump(bench_config(events, options.interval_ms)))

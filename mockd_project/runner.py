@@ -300,6 +300,8 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
         await asyncio.wait([waiter, *tasks], return_when=asyncio.FIRST_COMPLETED)
         for server, _ in servers:
             server.should_exit = True
+        if runtime.control is not None:
+            runtime.control.stop_streams()  # open SSE/chunked streams end now, cleanly
         await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(*(server.shutdown(sockets=[sock]) for server, sock in servers),
                              return_exceptions=True)

@@ -96,8 +96,11 @@ if PERSIST:
             "NAME": os.environ.get("MOCKD_DATABASE") or str(DATA_DIR / "mockd.sqlite3"),
             # WAL: admin reads do not wait for writes; each change is one durable commit
             # (survives kill -9: the data is in the OS once the commit returns).
+            # IMMEDIATE: a change takes the write lock when its transaction begins, so two
+            # writers (an admin change, the first-start superuser thread) queue on the busy
+            # timeout instead of failing with "database is locked" on a lock upgrade.
             "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-                        "timeout": 10},
+                        "timeout": 10, "transaction_mode": "IMMEDIATE"},
         }
     }
 else:
@@ -105,7 +108,7 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": "file:mockd-memory?mode=memory&cache=shared",
-            "OPTIONS": {"timeout": 10},
+            "OPTIONS": {"timeout": 10, "transaction_mode": "IMMEDIATE"},
         }
     }
 

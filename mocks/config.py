@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from mocks.importers.config_imports import ImportEntry
 from tables.config import ExtendBinding, StatefulBinding, StatefulResourceConfig, TableConfig
+from tables.operations_config import CustomOperationConfig
 
 from mocks.protocols.streaming.config import ChunkedConfig, SseConfig, check_stream_placement
 
@@ -209,7 +210,8 @@ class ConfigFile(Strict):
     tables: list[TableConfig] = Field(default_factory=list)
     extend: list[ExtendBinding] = Field(default_factory=list)
     imports: list[ImportEntry] = Field(default_factory=list)
-    custom_operations: list[dict[str, Any]] = Field(default_factory=list, alias="customOperations")
+    custom_operations: list[CustomOperationConfig] = Field(default_factory=list,
+                                                           alias="customOperations")
     stateful_resources: list[StatefulResourceConfig] = Field(default_factory=list,
                                                              alias="statefulResources")
     recording: dict[str, Any] | None = None

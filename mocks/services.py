@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+import orjson
 from asgiref.sync import async_to_sync
 from django.db import transaction
 from django.db.models import Max, Q
@@ -248,12 +249,14 @@ def _engine_mock(document: dict[str, Any], base_path: str) -> dict[str, Any]:
     return {**document, mock_type: config}
 
 
-def engine_config_document() -> dict[str, Any]:
+def engine_config_document(include_mocks: bool = True) -> dict[str, Any]:
     """The whole stored configuration as the engine serves it (every workspace, base paths
-    applied, mocks in position order)."""
-    base_paths = dict(Workspace.objects.values_list("id", "base_path"))
-    mocks = [_engine_mock(mock_document(row), base_paths.get(row.workspace_id, ""))
-             for row in Mock.objects.order_by("position", "created_at")]
+    applied, mocks in position order); ``include_mocks=False`` leaves ``mocks`` empty."""
+    mocks: list[dict[str, Any]] = []
+    if include_mocks:
+        base_paths = dict(Workspace.objects.values_list("id", "base_path"))
+        mocks = [_engine_mock(mock_document(row), base_paths.get(row.workspace_id, ""))
+                 for row in Mock.objects.order_by("position", "created_at")]
     document: dict[str, Any] = {"version": "1.0", "mocks": mocks}
     document["tables"] = [row.config for row in Table.objects.filter(kind=Table.KIND_TABLE)]
     document["statefulResources"] = [
@@ -296,11 +299,46 @@ def sync_engine() -> dict[str, Any]:
             raise validation_error(str(error)) from None
 
 
+#: Validated engine-side mocks by ``(id, updated_at, enabled, base path)``. Every write in this
+#: module bumps ``updated_at``, so a change re-reads and re-validates only the mocks it touched
+#: (a light query lists the keys; full rows are fetched only for keys not cached).
+_validated_mocks: dict[tuple[str, Any, bool, str], MockConfig] = {}
+
+#: Above this many uncached mocks the full table is read instead of an ``IN (...)`` list.
+_FETCH_BY_ID_LIMIT = 500
+
+
 def _validated_engine_config() -> ConfigFile:
+    """The stored configuration as a validated :class:`ConfigFile` for the engine."""
+    base_paths = dict(Workspace.objects.values_list("id", "base_path"))
+    keys = [(mock_id, updated_at, enabled, base_paths.get(workspace_id, ""))
+            for mock_id, updated_at, enabled, workspace_id in
+            Mock.objects.order_by("position", "created_at").values_list(
+                "id", "updated_at", "enabled", "workspace_id")]
+    missing = {key[0]: index for index, key in enumerate(keys) if key not in _validated_mocks}
     try:
-        return validate_config(engine_config_document())
+        if missing:
+            rows = (Mock.objects.filter(id__in=list(missing))
+                    if len(missing) <= _FETCH_BY_ID_LIMIT else Mock.objects.all())
+            for row in rows:
+                if row.id not in missing:
+                    continue
+                base_path = base_paths.get(row.workspace_id, "")
+                try:
+                    mock = MockConfig.model_validate(_engine_mock(mock_document(row), base_path))
+                except ValidationError as error:
+                    raise ConfigError("", pydantic_message(
+                        error, f"mocks[{missing[row.id]}]")) from None
+                _validated_mocks[(row.id, row.updated_at, row.enabled, base_path)] = mock
+        config = validate_config({**engine_config_document(include_mocks=False), "mocks": []})
     except ConfigError as error:
         raise validation_error(str(error)) from None
+    config.mocks = [_validated_mocks[key] for key in keys]
+    if len(_validated_mocks) > 2 * len(keys) + 100:
+        live = set(keys)
+        for stale in [key for key in _validated_mocks if key not in live]:
+            del _validated_mocks[stale]
+    return config
 
 
 def commit_change(change: Callable[[], T]) -> T:

@@ -22,6 +22,18 @@ which persists the definition.
                                                ``sort`` createdAt, ``order`` desc, filters)
 ``GET /state/resources/{name}/items/{id}``     item; 404 ``Item not found``
 ``POST /state/resources/{name}/items``         201 item
+``GET /state/operations``                      ``{operations: [{name, stepCount,
+                                               consistency}], count}``
+``POST /state/operations``                     201 ``{name, message: "Custom operation
+                                               registered"}``; 400 naming the field
+``GET /state/operations/{name}``               the definition; 404 ``Custom operation not
+                                               found: <name>``
+``DELETE /state/operations/{name}``            ``{deleted: true, name, message}``; 404
+``POST /state/operations/{name}/execute``      body = input (may be empty); the result or
+                                               ``{"success": true}``; a failed ``validate``
+                                               -> its ``errorStatus`` ``validation_error``,
+                                               a ``read`` of a missing item -> 404
+                                               ``not_found``, else 400 ``execution_failed``
 =============================================  ============================================
 
 Source: SPEC "Admin API" / "State"; behavior notes §1 "State (tables) and custom operations".
@@ -38,7 +50,7 @@ from mocks.api import engine_control, json_body
 from mocks.services import AdminError
 
 from . import services
-from .control import admin_error_of
+from .control import OPERATION_DELETED_MESSAGE, admin_error_of, operation_error_of
 from .errors import TableError
 
 router = Router(tags=["state"])
@@ -174,3 +186,61 @@ async def create_item(request: HttpRequest, name: str) -> HttpResponse:
     except TableError as error:
         raise _admin_error(error, "item") from None
     return _json(item, 201)
+
+
+# ---------------------------------------------------------------------------- custom operations
+
+
+def _operation_not_found(name: str) -> AdminError:
+    return AdminError(404, "not_found", f"Custom operation not found: {name}")
+
+
+@router.get("/state/operations", summary="List custom operations")
+async def list_operations(request: HttpRequest) -> dict[str, Any]:
+    """``{operations: [{name, stepCount, consistency}], count}``."""
+    return await engine_control().custom_operations()
+
+
+@router.post("/state/operations", summary="Register a custom operation")
+def create_operation(request: HttpRequest,
+                     workspace_id: str | None = Query(None, alias="workspaceId")
+                     ) -> HttpResponse:
+    """Body: a custom operation (``name``, ``consistency``, ``steps``, ``response``). 201
+    ``{name, message: "Custom operation registered"}`` (a same-named one is replaced); 400
+    ``validation_error`` naming the field, the expression and why."""
+    engine_control()
+    return _json(services.create_operation(json_body(request), workspace_id), 201)
+
+
+@router.get("/state/operations/{name}", summary="One custom operation")
+async def get_operation(request: HttpRequest, name: str) -> dict[str, Any]:
+    """The definition (camelCase); 404 ``Custom operation not found: <name>``."""
+    document = await engine_control().custom_operation(name)
+    if document is None:
+        raise _operation_not_found(name)
+    return document
+
+
+@router.delete("/state/operations/{name}", summary="Delete a custom operation")
+def delete_operation(request: HttpRequest, name: str) -> dict[str, Any]:
+    """``{deleted: true, name, message}``; 404 when unknown."""
+    engine_control()
+    if not services.delete_operation(name):
+        raise _operation_not_found(name)
+    return {"deleted": True, "name": name, "message": OPERATION_DELETED_MESSAGE}
+
+
+@router.post("/state/operations/{name}/execute", summary="Run a custom operation")
+async def execute_operation(request: HttpRequest, name: str) -> Any:
+    """Body: the operation's input (JSON; may be empty). The result, or ``{"success": true}``
+    without a ``response``. Failures: a ``validate`` step -> its ``errorStatus``
+    ``validation_error`` with its ``errorMessage``; a ``read`` of a missing item -> 404
+    ``not_found``; an unknown operation -> 404; anything else -> 400 ``execution_failed``
+    naming the step."""
+    input_value = json_body(request) if request.body.strip() else {}
+    try:
+        result = await engine_control().execute_custom_operation(name, input_value)
+    except TableError as error:
+        status, payload = operation_error_of(error, name)
+        raise AdminError(status, payload["error"], payload["message"]) from None
+    return _json(result)

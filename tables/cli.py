@@ -24,6 +24,7 @@ import click
 from mockd_project.cli_client import ClientError, client_options, make_client
 
 from .config import ID_STRATEGIES
+from .operations_cli import custom_group
 
 #: ``(action, method, on the item path)`` of the five mocks ``--stateful`` creates.
 CRUD_MOCKS = (("list", "GET", False), ("create", "POST", False), ("get", "GET", True),
@@ -33,6 +34,9 @@ CRUD_MOCKS = (("list", "GET", False), ("create", "POST", False), ("get", "GET", 
 @click.group("stateful")
 def stateful_group() -> None:
     """Stateful tables (in-memory CRUD data)."""
+
+
+stateful_group.add_command(custom_group)  # mockd stateful custom validate|add|run|list|delete
 
 
 @stateful_group.command("add")

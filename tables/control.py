@@ -18,10 +18,18 @@ face on the engine-control port, mirroring the admin routes (behavior notes §1 
 ``GET /state/resources/{name}/items``          ``{data, meta}`` (list query parameters)
 ``GET /state/resources/{name}/items/{id}``     item (404 "Item not found")
 ``POST /state/resources/{name}/items``         201 item
+``GET /state/operations``                      ``{operations: [{name, stepCount,
+                                               consistency}], count}``
+``POST /state/operations``                     201 ``{name, message}`` (replaces a same name)
+``GET /state/operations/{name}``               the definition (404)
+``DELETE /state/operations/{name}``            ``{deleted: true, name, message}`` (404)
+``POST /state/operations/{name}/execute``      the result or ``{"success": true}``
 =============================================  ============================================
 
 Errors use the admin body ``{error, message}``: 404 ``not_found``, 409 ``conflict``,
-400 ``validation_error``.
+400 ``validation_error``. A failed run (:func:`operation_error_of`): a failed ``validate``
+step answers its ``errorStatus`` with ``validation_error`` and its ``errorMessage``, a
+``read`` of a missing item 404 ``not_found``, anything else 400 ``execution_failed``.
 
 Concurrency: every method runs on the engine's event loop; none awaits while touching the
 store, so each is atomic with respect to data-plane requests.
@@ -38,9 +46,14 @@ from urllib.parse import parse_qs
 import orjson
 from pydantic import ValidationError
 
+from mocks.engine.errors import ConfigError
+
 from . import errors
 from .config import TableConfig
 from .errors import TableError
+from .operations import (REGISTERED_MESSAGE, OperationError, OperationRegistry,
+                         compile_operation, operation_config_of, operations_of,
+                         run_custom_operation)
 from .store import OperationRequest, TableStore
 from .transforms import list_envelope
 
@@ -49,6 +62,8 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 
 #: Message of a created resource (behavior notes §1 "State").
 CREATED_MESSAGE = "Stateful resource created"
+#: Message of a deleted custom operation.
+OPERATION_DELETED_MESSAGE = "Custom operation deleted"
 
 
 def table_config_of(document: Any) -> TableConfig:
@@ -139,11 +154,56 @@ class TableControl:
             raise result.error
         return result.item
 
+    # ------------------------------------------------------------------ custom operations
+    @property
+    def operation_registry(self) -> OperationRegistry:
+        """The engine's custom operations (the table store's ``custom_runner``)."""
+        return operations_of(self.table_store)
+
+    async def custom_operations(self) -> dict[str, Any]:
+        """``{operations: [{name, stepCount, consistency}], count}``."""
+        operations = [operation.summary()
+                      for operation in self.operation_registry.operations.values()]
+        return {"operations": operations, "count": len(operations)}
+
+    async def custom_operation(self, name: str) -> dict[str, Any] | None:
+        """The definition of operation ``name`` (camelCase document), or None."""
+        operation = self.operation_registry.get(name)
+        return operation.document() if operation is not None else None
+
+    async def register_custom_operation(self, document: Any) -> dict[str, Any]:
+        """Compile and add (or replace) an operation at runtime: ``{name, message}``.
+
+        Raises :class:`TableError` 400 naming the field (``steps[1].condition: expression
+        "...": unknown name "frm" ...``). The admin side persists definitions through
+        :mod:`tables.services` instead; this is the headless engine's way.
+        """
+        config = operation_config_of(document)
+        try:
+            operation = compile_operation(config)
+        except ConfigError as error:
+            raise errors.bad_request("", str(error)) from None
+        self.operation_registry.register(operation)
+        return {"name": operation.name, "message": REGISTERED_MESSAGE}
+
+    async def unregister_custom_operation(self, name: str) -> bool:
+        """Remove an operation; returns whether it existed."""
+        return self.operation_registry.unregister(name)
+
+    async def execute_custom_operation(self, name: str, input_value: Any) -> Any:
+        """Run operation ``name`` with ``input_value``: its result or ``{"success": true}``.
+
+        Raises :class:`TableError` 404 (unknown operation) or
+        :class:`~tables.operations.OperationError` (see :func:`operation_error_of`).
+        """
+        return run_custom_operation(self.table_store, name, input_value)
+
 
 # ---------------------------------------------------------------------------- HTTP face
 
 _RESOURCE = re.compile(r"^/state/resources/([^/]+)(/reset|/unregister|/items(?:/([^/]+))?)?$")
 _RESET_ONE = re.compile(r"^/reset/([^/]+)$")
+_OPERATION = re.compile(r"^/state/operations/([^/]+)(/execute)?$")
 
 
 def admin_error_of(error: TableError, subject: str = "") -> tuple[int, dict[str, Any]]:
@@ -171,6 +231,62 @@ def admin_error_of(error: TableError, subject: str = "") -> tuple[int, dict[str,
     return 400, body
 
 
+def operation_error_of(error: TableError, name: str) -> tuple[int, dict[str, Any]]:
+    """``(status, {error, message})`` of a failed ``execute`` (behavior notes §1): a failed
+    ``validate`` -> its ``errorStatus`` + ``validation_error``; a missing item of a ``read``
+    -> 404 ``not_found``; an unknown operation -> 404 ``Custom operation not found: <name>``;
+    anything else -> 400 ``execution_failed``."""
+    if isinstance(error, OperationError):
+        return error.status, error.admin_body()
+    if error.code == errors.NOT_FOUND:
+        return 404, {"error": "not_found", "message": f"Custom operation not found: {name}"}
+    return 400, {"error": "execution_failed", "message": error.message}
+
+
+async def route_operations(control: TableControl, method: str, path: str,
+                           body: Callable[[], Awaitable[bytes]],
+                           answer: Callable[[int, Any], Awaitable[None]]) -> None:
+    """Answer a ``/state/operations…`` request of the engine-control port."""
+    found = _OPERATION.match(path)
+    name, tail = (found.group(1), found.group(2) or "") if found else ("", "")
+    try:
+        if path == "/state/operations" and method == "GET":
+            await answer(200, await control.custom_operations())
+        elif path == "/state/operations" and method == "POST":
+            await answer(201, await control.register_custom_operation(
+                orjson.loads(await body() or b"{}")))
+        elif found and tail == "" and method == "GET":
+            document = await control.custom_operation(name)
+            if document is None:
+                await answer(404, {"error": "not_found",
+                                   "message": f"Custom operation not found: {name}"})
+            else:
+                await answer(200, document)
+        elif found and tail == "" and method == "DELETE":
+            if await control.unregister_custom_operation(name):
+                await answer(200, {"deleted": True, "name": name,
+                                   "message": OPERATION_DELETED_MESSAGE})
+            else:
+                await answer(404, {"error": "not_found",
+                                   "message": f"Custom operation not found: {name}"})
+        elif found and tail == "/execute" and method == "POST":
+            raw = await body()
+            input_value = orjson.loads(raw) if raw and raw.strip() else {}
+            try:
+                await answer(200, await control.execute_custom_operation(name, input_value))
+            except TableError as error:
+                status, payload = operation_error_of(error, name)
+                await answer(status, payload)
+        elif path == "/state/operations" or found:
+            await answer(405, {"error": "method_not_allowed",
+                               "message": f"{method} is not allowed here"})
+        else:
+            await answer(404, {"error": "not_found", "message": "Resource not found"})
+    except TableError as error:
+        status, payload = admin_error_of(error)
+        await answer(status, payload)
+
+
 async def route_state(control: TableControl, method: str, path: str, query_string: str,
                       body: Callable[[], Awaitable[bytes]],
                       answer: Callable[[int, Any], Awaitable[None]]) -> bool:
@@ -182,6 +298,9 @@ async def route_state(control: TableControl, method: str, path: str, query_strin
     if not (path == "/state" or path.startswith("/state/") or path == "/reset"
             or path.startswith("/reset/")):
         return False
+    if path == "/state/operations" or path.startswith("/state/operations/"):
+        await route_operations(control, method, path, body, answer)
+        return True
     query = parse_qs(query_string, keep_blank_values=True)
     subject = "table"
     try:

@@ -8,8 +8,12 @@ table from its seed data (runtime items never touch the database).
 Who may call it: :mod:`tables.api` (synchronous operations; they run in Django's thread
 pool, and ``commit_change`` reaches the engine loop with ``async_to_sync``).
 
-Source: SPEC "State" (creating a resource at runtime: ``{name, idField?}`` -> 201); behavior
-notes §1 "State (tables)".
+Custom operations follow the same path: registering one (``POST /state/operations``)
+validates and compiles it first (every expression checked), then writes or replaces its
+``CustomOperation`` row and pushes the config; the engine compiles it into its snapshot.
+
+Source: SPEC "State" (creating a resource at runtime: ``{name, idField?}`` -> 201; custom
+operations); behavior notes §1 "State (tables) and custom operations".
 """
 from __future__ import annotations
 
@@ -19,12 +23,14 @@ from asgiref.sync import async_to_sync
 from django.db.models import Max
 
 from mockd_project.runtime import runtime
+from mocks.engine.errors import ConfigError
 from mocks.models import DEFAULT_WORKSPACE_ID
 from mocks.services import AdminError, commit_change, config_document, validation_error
 
 from .control import CREATED_MESSAGE, table_config_of
 from .errors import TableError
-from .models import Table
+from .models import CustomOperation, Table
+from .operations import REGISTERED_MESSAGE, compile_operation, operation_config_of
 
 
 def _engine_has_table(name: str) -> bool:
@@ -66,3 +72,49 @@ def delete_table(name: str) -> bool:
         return True
     control = runtime.control
     return bool(control is not None and async_to_sync(control.unregister_table)(name))
+
+
+def create_operation(body: Any, workspace_id: str | None = None) -> dict[str, Any]:
+    """Persist a custom operation and load it into the engine; an operation of the same name
+    is replaced.
+
+    Returns ``{name, message: "Custom operation registered"}``. Raises :class:`AdminError`
+    400 ``validation_error`` whose message names the field and, for an expression, the
+    expression and why (``steps[1].condition: expression "frm.balance > 0": unknown name
+    "frm" (known here: input)``).
+    """
+    try:
+        config = operation_config_of(body)
+        compile_operation(config)
+    except TableError as error:
+        raise validation_error(error.message) from None
+    except ConfigError as error:
+        raise validation_error(str(error)) from None
+    workspace = workspace_id or DEFAULT_WORKSPACE_ID
+
+    def change() -> None:
+        # One namespace in the engine: a name is replaced wherever it was stored.
+        existing = CustomOperation.objects.filter(name=config.name).first()
+        document = config_document(config)
+        if existing is not None:
+            existing.config = document
+            existing.save(update_fields=["config"])
+            return
+        position = (CustomOperation.objects.aggregate(highest=Max("position"))["highest"]
+                    or 0) + 1
+        CustomOperation.objects.create(workspace_id=workspace, name=config.name,
+                                       position=position, config=document)
+
+    commit_change(change)
+    return {"name": config.name, "message": REGISTERED_MESSAGE}
+
+
+def delete_operation(name: str) -> bool:
+    """Remove a custom operation (persisted or runtime-only); returns whether it existed.
+    Bindings that name it then answer 404 ``custom operation "<name>" not found``."""
+    if CustomOperation.objects.filter(name=name).exists():
+        commit_change(lambda: CustomOperation.objects.filter(name=name).delete())
+        return True
+    control = runtime.control
+    return bool(control is not None
+                and async_to_sync(control.unregister_custom_operation)(name))

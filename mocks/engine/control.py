@@ -236,6 +236,12 @@ class EngineControl(TableControl):
                 "events": [event.document(index) for index, event in enumerate(events)],
                 "count": len(events), "capacity": capacity}
 
+    def stop_streams(self) -> int:
+        """End every open stream (SSE, chunked) cleanly, e.g. when the server stops, so that
+        shutdown neither waits for them nor cancels them; returns how many. Call on the
+        engine loop."""
+        return self.engine.streams.stop_all()
+
     async def clear_sse_buffer(self, mock_id: str) -> dict[str, Any]:
         """Empty the mock's resumption buffer: ``{message, mockId, cleared}``."""
         cleared = self.engine.streams.clear_buffer(mock_id)

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from tables.operations import apply_operations
 from tables.store import TableStore
 
 from mocks.protocols.streaming.runtime import StreamRuntime
@@ -103,9 +104,10 @@ class Engine:
         if base_dir is not None:
             self.base_dir = Path(base_dir)
         snapshot = compile_snapshot(config, self.base_dir, self.tables)
-        # No await between these two lines: requests see the new tables and the new snapshot
+        # No await between these lines: requests see the new tables, operations and snapshot
         # together.
         self.tables.apply_definitions(snapshot.table_definitions)
+        apply_operations(self.tables, snapshot.custom_operations)
         self.snapshot = snapshot
         self.streams.snapshot_loaded(snapshot)  # closes streams of changed or removed mocks
         self.ready = True

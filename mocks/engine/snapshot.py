@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tables.binding import BindingSpec, BoundAction, binding_of, collect_bindings, table_configs
+from tables.operations import CustomOperation, compile_operations, operation_binding
 from tables.store import TableDefinition, TableStore, compile_tables
 
 from ..config import ConfigFile, Mock
@@ -35,6 +36,8 @@ class Snapshot:
             mock matched, longest prefix first.
         table_definitions: compiled ``tables`` and ``statefulResources`` (their runtime
             items live on the engine's :class:`~tables.store.TableStore`, not here).
+        custom_operations: compiled ``customOperations`` (made live on the table store by
+            :func:`tables.operations.apply_operations` when the snapshot is swapped in).
     """
 
     config: ConfigFile
@@ -44,6 +47,7 @@ class Snapshot:
     routes: dict[str, ProtocolRoute]
     prefix_routes: tuple[ProtocolRoute, ...] = ()
     table_definitions: tuple[TableDefinition, ...] = ()
+    custom_operations: tuple[CustomOperation, ...] = ()
 
     @property
     def mock_count(self) -> int:
@@ -68,6 +72,10 @@ def compile_mock(mock: Mock, order: int, key_path: str, base_dir: Path,
     matcher = compile_matcher(http.matcher, f"{key_path}.http.matcher")
     if binding is None and http.stateful_binding is not None:
         binding = binding_of(http.stateful_binding, f"{key_path}.http.statefulBinding")
+    if binding is None and http.stateful_operation:
+        # `statefulOperation: <name>` is the custom action of a binding without a table.
+        binding = operation_binding(http.stateful_operation,
+                                    f"{key_path}.http.statefulOperation")
     action: Any
     if binding is not None:
         action = BoundAction(binding, tables if tables is not None else TableStore(),
@@ -96,6 +104,7 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
     base = Path(base_dir)
     definitions = compile_tables(table_configs(config))
     bindings = collect_bindings(config)
+    operations = compile_operations(config.custom_operations)
     candidates: list[Candidate] = []
     routes: dict[str, ProtocolRoute] = {}
     prefix_routes: list[ProtocolRoute] = []
@@ -120,7 +129,8 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
     index = MatchIndex(candidates)
     return Snapshot(config=config, mocks=tuple(config.mocks), candidates=tuple(index.candidates),
                     index=index, routes=routes,
-                    prefix_routes=tuple(sorted(prefix_routes, key=lambda route: -len(route.path))), table_definitions=definitions)
+                    prefix_routes=tuple(sorted(prefix_routes, key=lambda route: -len(route.path))), table_definitions=definitions,
+                    custom_operations=operations)
 
 
 def empty_snapshot() -> Snapshot:

@@ -81,9 +81,11 @@ def test_toggle_flips_enabled_and_the_data_plane_follows(admin, data):
 
 
 def test_list_filters_and_paging(admin):
-    admin.post("/mocks/bulk", json=[http_mock("list-a", "GET", "/list/a", body="a"),
-                                    {**http_mock("list-b", "POST", "/list/b"), "name": "Bee"}])
-    admin.post("/mocks/list-b/toggle")
+    created = admin.post("/mocks/bulk", json=[
+        http_mock("list-a", "GET", "/list/a", body="a"),
+        {**http_mock("list-b", "POST", "/list/b"), "name": "Bee"}])
+    assert created.status_code == 201, created.text
+    assert admin.post("/mocks/list-b/toggle").status_code == 200
     listed = admin.get("/mocks", params={"search": "list-"}).json()
     assert [mock["id"] for mock in listed["mocks"]] == ["list-a", "list-b"]
     assert listed["total"] == listed["count"] == 2

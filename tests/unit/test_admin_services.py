@@ -183,3 +183,15 @@ def test_start_from_a_file_replaces_the_stored_mocks(engine):
     assert list(Mock.objects.values_list("id", flat=True)) == ["from-file"]
     assert services.start_from(None) == 1 and served(engine, "/file") == "from-file"
     assert Workspace.objects.filter(id="local").exists()
+
+
+def test_same_route_in_two_workspaces_is_a_collision(engine):
+    shared = services.create_workspace({"name": "shared root", "basePath": ""})
+    services.create_mock(http_mock("first", "GET", "/same"))
+    with pytest.raises(services.AdminError) as caught:
+        services.create_mock({**http_mock("second", "GET", "/same"),
+                              "workspaceId": shared["id"]})
+    assert (caught.value.status, caught.value.code) == (409, "route_collision")
+    services.create_mock({**http_mock("other-method", "POST", "/same"),
+                          "workspaceId": shared["id"]})
+    assert served(engine, "/same", "POST") == "other-method"

@@ -266,3 +266,17 @@ async def test_chunked_pieces_by_chunk_size_with_delays(tmp_path):
     assert missing.status == 502
     assert orjson.loads(missing.body)["error"] == "body_file_error"
     assert engine.streams.connections(kind="chunked") == []
+
+
+async def test_stopping_the_server_ends_every_stream_cleanly():
+    engine, app = app_with(
+        sse_mock("forever", "/f", generator={"type": "sequence"}, timing={"fixedDelay": 1000}),
+        {"id": "slow", "http": {"matcher": {"path": "/slow"},
+                                "chunked": {"data": "abcdef", "chunkSize": 1,
+                                            "chunkDelay": 1000}}})
+    streams = [FakeClient(app, "/f"), FakeClient(app, "/slow")]
+    await streams[0].wait_events(1)
+    assert engine.streams.stop_all() == 2
+    for client in streams:
+        await client.finished()
+        assert client.completed

@@ -38,6 +38,7 @@ MAX_CONNECTIONS_VARIABLE = "MOCKD_SSE_MAX_CONNECTIONS"
 CLIENT_DISCONNECTED = "client_disconnected"
 CLOSED_BY_ADMIN = "closed_by_admin"
 MOCK_CHANGED = "mock_changed"
+SERVER_STOPPING = "server_stopping"
 
 SSE = "sse"
 CHUNKED = "chunked"
@@ -336,6 +337,10 @@ class StreamRuntime:
         returns how many were asked to stop."""
         return sum(connection.stop(reason) for connection in list(self._connections.values())
                    if connection.mock_id == mock_id and (kind is None or connection.kind == kind))
+
+    def stop_all(self, reason: str = SERVER_STOPPING) -> int:
+        """Stop every open stream of every kind; returns how many were asked to stop."""
+        return sum(connection.stop(reason) for connection in list(self._connections.values()))
 
     def stats_document(self) -> dict[str, Any]:
         """``{activeConnections, totalConnections, totalEventsSent, totalBytesSent,

