@@ -39,6 +39,10 @@ from mockd_project.cli_client import ClientError, client_options, make_client
 
 #: Exit status of a document that cannot be imported (and of a bad export choice).
 EXIT_BAD_DOCUMENT = 2
+#: Largest ``POST /config`` body sent in one request (the admin API accepts 10 MiB).
+MAX_REQUEST_BYTES = 8 * 1024 * 1024
+#: Seconds one ``POST /config`` of an import may take (the server stores and compiles it).
+IMPORT_TIMEOUT_SECONDS = 600.0
 #: Seconds an import may take before a progress bar appears.
 PROGRESS_DELAY_SECONDS = 1.0
 
@@ -155,11 +159,9 @@ def import_command(file: str, format_name: str | None, dry_run: bool, replace: b
             _print_dry_run(result, as_json)
             return
         progress.phase("Sending to the server")
-        client = make_client(admin_url, api_key)
+        client = _import_client(admin_url, api_key)
         try:
-            answer = client.request("POST", "/config",
-                                    json={"config": result.config_document(),
-                                          "replace": replace})
+            answer = post_config(client, result.config_document(), replace, progress)
         except ClientError as error:
             if "(HTTP 400)" in error.format_message():
                 # The server rejected the converted document: still a document problem.
@@ -177,6 +179,81 @@ def import_command(file: str, format_name: str | None, dry_run: bool, replace: b
     verb = "Replaced all mocks with" if replace else "Imported"
     click.echo(f"{verb} {imported} mock{'s' if imported != 1 else ''} from {result.source} "
                f"(format: {result.format}); {total} mock{'s' if total != 1 else ''} in total")
+
+
+def _import_client(admin_url: str | None, api_key: str | None) -> Any:
+    """An admin client whose requests may take as long as storing a large import does."""
+    from mockd_project.cli_client import AdminClient, resolve_admin_url, resolve_api_key
+
+    context = click.get_current_context()
+    return AdminClient(resolve_admin_url(context, admin_url),
+                       resolve_api_key(context, api_key), timeout=IMPORT_TIMEOUT_SECONDS)
+
+
+def _json_body(payload: Any) -> bytes:
+    import orjson
+
+    return orjson.dumps(payload)
+
+
+def post_config(client: Any, document: dict[str, Any], replace: bool,
+                progress: DelayedProgress | None = None) -> Any:
+    """``POST /config`` of an imported config; returns the server's answer.
+
+    A body over :data:`MAX_REQUEST_BYTES` (the admin API takes at most 10 MiB, behavior
+    notes §18) is sent in batches of mocks, the last batch carrying the tables, bindings,
+    operations and every table-bound mock (the server compiles the whole configuration after
+    each batch, so bindings must arrive with or after their mocks). To stay all or nothing,
+    the workspace's configuration is read first and put back (``replace``) when a batch
+    fails; the error is then raised.
+    """
+    body = _json_body({"config": document, "replace": replace})
+    if len(body) <= MAX_REQUEST_BYTES:
+        return client.request("POST", "/config", content=body,
+                              headers={"Content-Type": "application/json"})
+    batches = split_config(document)
+    before = client.request("GET", "/config")
+    answer: Any = None
+    try:
+        for number, batch in enumerate(batches):
+            if progress is not None:
+                progress.phase(f"Sending batch {number + 1} of {len(batches)}")
+            answer = client.request(
+                "POST", "/config", headers={"Content-Type": "application/json"},
+                content=_json_body({"config": batch, "replace": replace and number == 0}))
+    except ClientError:
+        restore = {key: value for key, value in before.items()
+                   if key not in ("kind", "name", "metadata")}
+        client.request("POST", "/config", headers={"Content-Type": "application/json"},
+                       content=_json_body({"config": restore, "replace": True}))
+        raise
+    if isinstance(answer, dict):
+        answer = {**answer, "imported": len(document.get("mocks") or [])}
+    return answer
+
+
+def split_config(document: dict[str, Any],
+                 limit: int | None = None) -> list[dict[str, Any]]:
+    """``document`` as several config documents whose JSON stays under ``limit`` bytes
+    (default :data:`MAX_REQUEST_BYTES`); the last holds everything table-related."""
+    limit = limit or MAX_REQUEST_BYTES
+    bound = {binding.get("mock") for binding in document.get("extend") or []}
+    last_mocks, batches, current, size = [], [], [], 0
+    for mock in document.get("mocks") or []:
+        http = mock.get("http") if isinstance(mock.get("http"), dict) else {}
+        if mock.get("id") in bound or http.get("statefulBinding") is not None:
+            last_mocks.append(mock)
+            continue
+        mock_size = len(_json_body(mock)) + 1
+        if current and size + mock_size > limit:
+            batches.append({"version": "1.0", "mocks": current})
+            current, size = [], 0
+        current.append(mock)
+        size += mock_size
+    final = {key: value for key, value in document.items() if key != "mocks"}
+    final["mocks"] = current + last_mocks
+    batches.append({"version": "1.0", **final})
+    return batches
 
 
 def _print_dry_run(result: Any, as_json: bool) -> None:

@@ -1,4 +1,4 @@
-"""Stateful tables, extend bindings and (later) custom operations.
+"""Stateful tables, extend bindings and custom operations.
 
 Owns: the in-memory table store (:mod:`tables.store`: :class:`~tables.store.TableStore`,
 :class:`~tables.store.OperationRequest`, :class:`~tables.store.OperationResult`,
@@ -6,10 +6,13 @@ Owns: the in-memory table store (:mod:`tables.store`: :class:`~tables.store.Tabl
 transforms (:mod:`tables.transforms`), validation (:mod:`tables.validation`), form bodies
 (:mod:`tables.forms`), ids and timestamps (:mod:`tables.ids`), errors with code, status and
 hint (:mod:`tables.errors`), the config schema of tables and bindings (:mod:`tables.config`),
-the HTTP adapter (:mod:`tables.binding`) and the engine-control face (:mod:`tables.control`).
+the HTTP adapter (:mod:`tables.binding`), the engine-control face (:mod:`tables.control`),
+custom operations (:mod:`tables.operations`, their schema :mod:`tables.operations_config`
+and their expression language :mod:`tables.expressions`).
 Those runtime modules import nothing from Django (ARCHITECTURE seam 2; checked by
 ``tests/unit/test_plane_boundary.py``). The Django side is ``models`` (persisted
-definitions), ``services`` and ``api`` (admin routes) and ``cli`` (client commands).
+definitions), ``services`` and ``api`` (admin routes) and ``cli``, ``operations_cli`` (client
+commands).
 
 Who may call it: the engine (it compiles table definitions and bound mocks into a snapshot and
 holds the one :class:`~tables.store.TableStore`), every protocol adapter through

@@ -66,14 +66,15 @@ import math
 import re
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from lark import Lark, Token, Transformer
-from lark.exceptions import (LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
-                             UnexpectedToken, VisitError)
 
 from .ids import format_nanoseconds
+
+if TYPE_CHECKING:
+    from lark import Lark, Token
+    from lark.exceptions import UnexpectedInput
 
 #: The grammar (lark, LALR). Operator levels follow expr-lang's precedence table
 #: (``parser/operator/operator.go``): or 10, and 15, comparisons 20, + - 30, not 50,
@@ -877,8 +878,15 @@ def _decode_string(token: str) -> str:
     return _ESCAPE.sub(replace, body)
 
 
-class _Builder(Transformer):
-    """Turns lark's parse tree into evaluator nodes (bottom-up)."""
+class _Builder:
+    """Turns lark's parse tree into evaluator nodes, bottom-up: one method per rule (or
+    alias) of :data:`GRAMMAR`, called with the already built children."""
+
+    def build(self, tree: Any) -> Any:
+        """The node of ``tree`` (a lark ``Tree``; tokens pass through as they are)."""
+        children = [self.build(child) if hasattr(child, "data") else child
+                    for child in tree.children]
+        return getattr(self, str(tree.data))(children)
 
     def integer(self, children: list[Token]) -> Constant:
         return Constant(int(children[0].replace("_", ""), 0))
@@ -924,7 +932,7 @@ class _Builder(Transformer):
 
     def pair(self, children: list[Any]) -> tuple[Node, Node]:
         key, value = children
-        if isinstance(key, Token):
+        if isinstance(key, str):  # a lark Token (a str) for a name, string or number key
             if key.type == "STRING":
                 key = Constant(_decode_string(str(key)))
             elif key.type == "INTEGER":
@@ -1010,12 +1018,17 @@ def _check_arity(name: str, count: int, fewest: int, most: int) -> None:
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> Lark:
-    # Built on first use (about 0.1 s): an engine without custom operations never pays it.
+    # lark is imported and the parser built on first use (about 0.2 s together): an engine
+    # without custom operations never pays for it.
+    from lark import Lark
+
     return Lark(GRAMMAR, parser="lalr", lexer="contextual", maybe_placeholders=False,
                 propagate_positions=False)
 
 
 def _syntax_error(error: UnexpectedInput, source: str) -> ExpressionError:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     column = getattr(error, "column", None)
     if isinstance(error, UnexpectedEOF) or (isinstance(error, UnexpectedToken)
                                             and error.token.type == "$END"):
@@ -1083,7 +1096,7 @@ def _reads_input_directly(node: Node) -> bool:
     return False
 
 
-# ---------------------------------------------------------------------------- the compiled expression
+# ---------------------------------------------------------------------------- compiled expressions
 
 
 class Expression:
@@ -1131,18 +1144,21 @@ def compile_expression(source: str, known_names: Collection[str] | None = None) 
     if not isinstance(source, str) or not source.strip():
         raise ExpressionError("empty expression: write a value, a name or a quoted string "
                               "('\"text\"')", str(source or ""))
+    parser = _parser()
+    from lark.exceptions import LarkError, UnexpectedInput
+
     try:
-        tree = _parser().parse(source)
-        root = _plain(_Builder().transform(tree))
+        tree = parser.parse(source)
     except UnexpectedInput as error:
         raise _syntax_error(error, source) from None
-    except VisitError as error:
-        cause = error.orig_exc
-        if isinstance(cause, ExpressionError):
-            raise ExpressionError(cause.reason, source, cause.column) from None
-        raise ExpressionError(f"cannot compile: {cause}", source) from None
     except LarkError as error:  # pragma: no cover - grammar-level failures
         raise ExpressionError(f"syntax error: {error}", source) from None
+    try:
+        root = _plain(_Builder().build(tree))
+    except ExpressionError as error:
+        raise ExpressionError(error.reason, source, error.column) from None
+    except RecursionError:
+        raise ExpressionError("expression nests too deeply", source) from None
     if not isinstance(root, Node):  # pragma: no cover - the grammar always yields a node
         raise ExpressionError("not an expression", source)
     try:

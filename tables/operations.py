@@ -222,9 +222,10 @@ class Run:
         return self._now
 
     def failure(self, step: CompiledStep | None, message: str, **details: Any) -> OperationError:
-        """An ``execution_failed`` error naming the step."""
-        label = step.label if step is not None else "response"
-        return OperationError("execution_failed", f"{label}: {message}", status=400,
+        """An ``execution_failed`` error naming the step (``message`` names the ``response``
+        field itself when ``step`` is None)."""
+        text = f"{step.label}: {message}" if step is not None else message
+        return OperationError("execution_failed", text, status=400,
                               operation=self.operation.name,
                               step=step.index if step is not None else None, **details)
 

@@ -10,7 +10,8 @@
     expression that fails at run time (``"a" - 1``) is a problem, a failed ``validate`` or a
     missing item is reported as the run's outcome;
   - ``--fixtures-file FILE``: tables for the checks: a config-like ``{tables: [...]}`` (or
-    ``statefulResources``) or a map ``{<table>: [items]}``;
+    ``statefulResources``) or a map ``{<table>: [items]}``; a fixture table replaces the
+    file's table of the same name;
   - ``--check-resources``: every step's ``resource`` must be a known table (from the
     fixtures or the file; with neither, the running server's ``GET /state``);
   - ``--json``: the report as JSON.
@@ -310,7 +311,12 @@ def custom_validate(file_path: str, input_text: str | None, check_expressions_ru
     documents, file_tables = operation_documents(read_document(file_path, "file"))
     tables = list(file_tables)
     if fixtures_file:
-        tables += fixture_tables(read_document(fixtures_file, "fixtures file"))
+        fixtures = fixture_tables(read_document(fixtures_file, "fixtures file"))
+        # A fixture table replaces the file's table of the same name.
+        replaced = {table.get("name") for table in fixtures if isinstance(table, dict)}
+        tables = [table for table in tables
+                  if not (isinstance(table, dict) and table.get("name") in replaced)]
+        tables += fixtures
     known_tables: set[str] | None = None
     if check_resources:
         if tables:

@@ -63,6 +63,8 @@ def _expression_text(value: Any) -> Any:
 
 #: Expression text (see :func:`_expression_text`).
 ExpressionText = Annotated[str, BeforeValidator(_expression_text)]
+#: An optional expression field: a given ``null`` is the literal nil, an absent key is None.
+OptionalExpression = Annotated[str | None, BeforeValidator(_expression_text)]
 
 
 class ConfigModel(BaseModel):
@@ -94,13 +96,13 @@ class StepConfig(ConfigModel):
 
     type: Literal["read", "create", "update", "delete", "set", "list", "validate"]
     resource: str | None = Field(None, min_length=1)
-    id: ExpressionText | None = None
+    id: OptionalExpression = None
     variable: str | None = Field(None, alias="as")
     assignments: dict[str, ExpressionText] | None = Field(None, alias="set")
     var: str | None = None
-    value: ExpressionText | None = None
+    value: OptionalExpression = None
     filter: dict[str, ExpressionText] | None = None
-    condition: ExpressionText | None = None
+    condition: OptionalExpression = None
     error_message: str | None = Field(None, alias="errorMessage")
     error_status: int | None = Field(None, alias="errorStatus")
 

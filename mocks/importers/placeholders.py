@@ -9,15 +9,17 @@ to 3); strings by ``format``, then by property name, else ``"string"``; integers
 "Random" is reproducible: the caller passes a seeded :class:`random.Random` (the OpenAPI
 importer seeds it with ``"METHOD path"``), so the same document always imports the same.
 
-Cycle safety: a ``$ref`` already being expanded on the current branch is left out (an
-object drops that property, an array stays empty), and branches deeper than
-:data:`MAX_DEPTH` stop, so recursive schemas (a tree node holding nodes) and very wide
-real-world ones (Stripe) stay small.
+Cycle safety and size: a ``$ref`` already being expanded on the current branch is left out
+(an object drops that property, an array stays empty); branches deeper than
+:data:`MAX_DEPTH` stop; after :data:`MAX_VALUES` values nested objects and arrays are no
+longer expanded. So recursive schemas (a tree node holding nodes) and very wide real-world
+ones (Stripe, cloud APIs) give small bodies.
 
 No Django. Not thread-safe per instance (one sampler per conversion).
 """
 from __future__ import annotations
 
+import functools
 import random
 import uuid
 from typing import Any, Callable
@@ -26,6 +28,10 @@ from typing import Any, Callable
 MAX_DEPTH = 6
 #: Most items generated for an array (``minItems`` above this is capped).
 MAX_ARRAY_ITEMS = 3
+#: Values generated for one body before nested objects and arrays stop being expanded
+#: (scalars are still filled in), so a wide, deeply linked schema gives a body of bounded
+#: size: a 10 MB document must import in seconds, and a mock body is an example, not a dump.
+MAX_VALUES = 60
 
 #: Marks a value that cannot be generated (a ``$ref`` cycle, an unknown reference): left out.
 OMIT = object()
@@ -96,9 +102,11 @@ class SchemaSampler:
     def __init__(self, resolve: Callable[[str], Any], rng: random.Random):
         self.resolve = resolve
         self.rng = rng
+        self._budget = MAX_VALUES
 
     def sample(self, schema: Any, name: str | None = None) -> Any:
         """A placeholder value for ``schema`` (None when nothing can be generated)."""
+        self._budget = MAX_VALUES
         value = self._sample(schema, name, 0, ())
         return None if value is OMIT else value
 
@@ -137,8 +145,9 @@ class SchemaSampler:
             if isinstance(choices, list) and choices:
                 return self._sample(choices[0], name, depth, stack)
         kind = _schema_type(schema)
+        self._budget -= 1
         if kind == "object":
-            if depth >= MAX_DEPTH:
+            if depth >= MAX_DEPTH or self._budget <= 0:
                 return {}
             properties = schema.get("properties")
             if not isinstance(properties, dict):
@@ -147,7 +156,7 @@ class SchemaSampler:
                          for key, value in properties.items())
             return {key: value for key, value in generated if value is not OMIT}
         if kind == "array":
-            if depth >= MAX_DEPTH:
+            if depth >= MAX_DEPTH or self._budget <= 0:
                 return []
             count = schema.get("minItems")
             count = min(max(count if isinstance(count, int) else 1, 1), MAX_ARRAY_ITEMS)
@@ -205,11 +214,9 @@ class SchemaSampler:
         if isinstance(form, str) and form in FORMAT_SAMPLES:
             return FORMAT_SAMPLES[form](self.rng)
         if name:
-            # camelCase ids (`userId`) read as `user_id` for the name rules below
-            lowered = (name[:-2] + "_id" if name.endswith("Id") else name).lower()
-            for test, make in NAME_SAMPLES:
-                if test(lowered):
-                    return make(self.rng)
+            make = _name_sampler(name)
+            if make is not None:
+                return make(self.rng)
         return "string"
 
     def _integer(self, schema: dict[str, Any]) -> int:
@@ -220,6 +227,15 @@ class SchemaSampler:
     def _number(self, schema: dict[str, Any]) -> float:
         low, high = _bounds(schema, 0, 100)
         return round(self.rng.uniform(low, high), 2) if low <= high else float(low)
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_sampler(name: str) -> Callable[[random.Random], str] | None:
+    """The first :data:`NAME_SAMPLES` maker whose test accepts ``name`` (cached: property
+    names repeat across a document thousands of times)."""
+    # camelCase ids (`userId`) read as `user_id` for the name rules
+    lowered = (name[:-2] + "_id" if name.endswith("Id") else name).lower()
+    return next((make for test, make in NAME_SAMPLES if test(lowered)), None)
 
 
 def _schema_type(schema: dict[str, Any]) -> str | None:
