@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from .core import ServeEvent, utc_timestamp
+from .redaction import redact_form, redact_header
+from .request import MockRequest
 
 #: Default number of retained entries (behavior notes §1: "Capacity 1000 entries").
 DEFAULT_CAPACITY = 1000
@@ -104,17 +106,17 @@ class LogRecord:
         request = event.request
         headers: dict[str, list[str]] = {}
         for name, value in request.header_pairs:
-            headers.setdefault(canonical_header_name(name), []).append(value)
+            headers.setdefault(canonical_header_name(name), []).append(redact_header(name, value))
         entry: dict[str, Any] = {"id": self.id}
         if event.mock_id is not None and event.mock_id in workspace_of:
             entry["workspaceId"] = workspace_of[event.mock_id]
         entry.update(timestamp=utc_timestamp(event.received_at), protocol="http",
                      method=request.method, path=request.path)
         if request.query_string:
-            entry["queryString"] = request.query_string
+            entry["queryString"] = redact_form(request.query_string)
         entry["headers"] = headers
         if self.body:
-            entry["body"] = self.body.decode("utf-8", "replace")
+            entry["body"] = _logged_body(request, self.body)
         entry.update(bodySize=len(request.body), remoteAddr=request.client)
         if event.mock_id is not None:
             # Contract note (behavior notes §1): SPEC spells `matchedMockID`; emit both.
@@ -140,12 +142,21 @@ class LogRecord:
                                "method": request.method, "path": request.path}
         headers: dict[str, str] = {}
         for name, value in request.header_pairs:
-            headers.setdefault(canonical_header_name(name), value)
+            headers.setdefault(canonical_header_name(name), redact_header(name, value))
         if headers:
             out["headers"] = headers
         if self.body:
-            out["body"] = self.body.decode("utf-8", "replace")
+            out["body"] = _logged_body(request, self.body)
         return out
+
+
+def _logged_body(request: MockRequest, body: bytes) -> str:
+    """The body as logged: form bodies lose the values of secret fields (client secrets,
+    passwords, codes, tokens; issue "identity-provider mock" item 5)."""
+    text = body.decode("utf-8", "replace")
+    if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        return redact_form(text)
+    return text
 
 
 def _short_near_miss(miss: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from oidc.redaction import REDACTED, SENSITIVE_HEADERS, redact_form, redact_header
+from mocks.engine.redaction import REDACTED, SENSITIVE_HEADERS, redact_form, redact_header
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -40,3 +40,20 @@ def test_redact_header(name, value, expected):
 def test_sensitive_headers_are_lower_case():
     assert "authorization" in SENSITIVE_HEADERS
     assert all(name == name.lower() for name in SENSITIVE_HEADERS)
+
+
+def test_request_log_entry_hides_credentials_but_keeps_the_rest():
+    from mocks.engine.core import ServeEvent
+    from mocks.engine.requestlog import RequestLog
+    from tests.helpers import make_request
+
+    log = RequestLog(capacity=10)
+    request = make_request("POST", "/auth/token", query="code=abc&state=s1",
+                           headers={"Authorization": "Basic c2VjcmV0",
+                                    "Content-Type": "application/x-www-form-urlencoded"},
+                           body="grant_type=password&username=ada&password=hunter2")
+    log.observe(ServeEvent(request, 0.0, 1.0, 200, "idp", "/auth/token"))
+    entry = next(log.newest_first()).entry()
+    assert entry["headers"]["Authorization"] == ["Basic [REDACTED]"]
+    assert entry["queryString"] == "code=[REDACTED]&state=s1"
+    assert entry["body"] == "grant_type=password&username=ada&password=[REDACTED]"

@@ -1,9 +1,9 @@
-"""Redaction of identity-provider secrets for the request log (to be wired by its owner).
+"""Redaction of credentials in the request log.
 
-Requests to the identity provider carry client secrets, user passwords, PKCE verifiers,
-authorization codes and tokens, in form bodies, query strings and the ``Authorization``
-header. The request log keeps headers and bodies; it should pass them through these helpers
-so that nothing secret is retained or shown (issue 8 item 5).
+Requests (the identity provider's above all) carry client secrets, user passwords, PKCE
+verifiers, authorization codes and tokens, in form bodies, query strings and the
+``Authorization`` header. The request log passes what it shows through these helpers when it
+builds an entry (never on the hot path), so nothing secret is shown.
 
 Usage by the request log::
 
