@@ -176,7 +176,8 @@ def item_id_parameter(matcher: Matcher) -> str | None:
 def read_write_body(request: MockRequest, table: str) -> Any:
     """The JSON value of a write's body; raises :class:`TableError` 413 or 400.
 
-    Empty body -> ``{}``; no Content-Type or a JSON one -> JSON; form-encoded -> converted;
+    Empty body -> ``{}``; no Content-Type or a JSON one -> JSON; form-encoded -> converted,
+    except a body that is a JSON object or array (``curl -d '{"a":1}'`` labels JSON as a form);
     another type -> JSON when it parses, else 400.
     """
     body = request.body
@@ -187,6 +188,8 @@ def read_write_body(request: MockRequest, table: str) -> Any:
     content_type = request.headers.get("content-type", "")
     media = content_type.split(";", 1)[0].strip().lower()
     if media == "application/x-www-form-urlencoded":
+        if body.lstrip()[:1] in (b"{", b"[") and request.json is not INVALID_JSON:
+            return request.json
         return parse_form(body)
     value = request.json
     if value is not INVALID_JSON:

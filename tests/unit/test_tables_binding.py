@@ -119,6 +119,8 @@ def test_item_id_parameter(matcher, name):
     pytest.param("application/x-www-form-urlencoded", b"a=1&b[c]=true", {"a": 1,
                                                                          "b": {"c": True}},
                  id="form"),
+    pytest.param("application/x-www-form-urlencoded", b'{"a":1}', {"a": 1},
+                 id="JSON sent with curl's default form type"),
     pytest.param("text/plain", b'{"a":1}', {"a": 1}, id="other type that parses"),
     pytest.param("application/json", b"  ", {}, id="empty body"),
 ])
