@@ -120,15 +120,16 @@ class DelayedProgress:
 
 
 def _convert(file: str, format_name: str | None, as_prefix: str | None, include_static: bool,
-             progress: DelayedProgress) -> Any:
+             progress: DelayedProgress, compile: bool) -> Any:
     from mocks.importers import ImportDocumentError, import_document, import_path
 
     try:
         if file == "-":
             return import_document(sys.stdin.read(), format_name, as_prefix, source="<stdin>",
-                                   include_static=include_static, progress=progress.update)
+                                   include_static=include_static, progress=progress.update,
+                                   compile=compile)
         return import_path(Path(file), format_name, as_prefix, include_static=include_static,
-                           progress=progress.update, source=file)
+                           progress=progress.update, source=file, compile=compile)
     except ImportDocumentError as error:
         raise BadDocument(str(error)) from None
 
@@ -151,8 +152,11 @@ def import_command(file: str, format_name: str | None, dry_run: bool, replace: b
                    admin_url: str | None, api_key: str | None) -> None:
     """Import mocks from an OpenAPI/Swagger, Postman, HAR, WireMock, Mockoon, WSDL, curl or
     mockd file (a directory of WireMock mappings works too)."""
-    with DelayedProgress("Converting") as progress:
-        result = _convert(file, format_name, as_prefix, include_static, progress)
+    with DelayedProgress("Importing") as progress:
+        # Without --dry-run the server compiles what it receives (a compile error comes back
+        # as a 400 and exits 2 all the same), so the local check stops at the schema.
+        result = _convert(file, format_name, as_prefix, include_static, progress,
+                          compile=dry_run)
         for warning in result.warnings:
             click.echo(f"Warning: {warning}", err=True)
         if dry_run:

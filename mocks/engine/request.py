@@ -5,7 +5,7 @@ Source: SPEC "Matcher" (what conditions read) and "Templating" (``request.*`` fi
 from __future__ import annotations
 
 from typing import Any, Callable, Generic, TypeVar
-from urllib.parse import parse_qsl
+from urllib.parse import unquote_plus
 
 import orjson
 
@@ -104,10 +104,26 @@ class MockRequest:
 
     @cached_property
     def query_all(self) -> dict[str, list[str]]:
-        """Every value of every query parameter, in order."""
+        """Every value of every query parameter, in order (``a=1&a=2&b`` ->
+        ``{"a": ["1", "2"], "b": [""]}``; ``+`` and ``%XX`` decoded as in a form)."""
         out: dict[str, list[str]] = {}
-        for name, value in parse_qsl(self.query_string, keep_blank_values=True):
-            out.setdefault(name, []).append(value)
+        query = self.query_string
+        if not query:
+            return out
+        # The same result as urllib's parse_qsl(keep_blank_values=True), without its
+        # per-call overhead; decoding only runs when there is something to decode.
+        encoded = "%" in query or "+" in query
+        for part in query.split("&"):
+            if not part:
+                continue
+            name, _, value = part.partition("=")
+            if encoded:
+                name, value = unquote_plus(name), unquote_plus(value)
+            values = out.get(name)
+            if values is None:
+                out[name] = [value]
+            else:
+                values.append(value)
         return out
 
     @cached_property
@@ -119,9 +135,28 @@ class MockRequest:
     def headers(self) -> dict[str, str]:
         """First value of each header, keyed by lower-case name."""
         out: dict[str, str] = {}
-        for name, value in self.header_pairs:
-            out.setdefault(name, value)
+        if "header_pairs" in self.__dict__:
+            for name, value in self.header_pairs:
+                out.setdefault(name, value)
+            return out
+        # ASGI header names arrive lower-case already (ASGI spec), so no .lower() here.
+        for raw_name, raw_value in self.raw_headers:
+            name = raw_name.decode("latin-1")
+            if name not in out:
+                out[name] = raw_value.decode("latin-1")
         return out
+
+    def header(self, name: str) -> str | None:
+        """First value of header ``name`` (lower-case), or None; scans the raw pairs instead
+        of decoding every header when the :attr:`headers` view was not built yet."""
+        cached = self.__dict__.get("headers")
+        if cached is not None or "header_pairs" in self.__dict__:
+            return self.headers.get(name)
+        wanted = name.encode("latin-1")
+        for raw_name, raw_value in self.raw_headers:
+            if raw_name == wanted:
+                return raw_value.decode("latin-1")
+        return None
 
     @cached_property
     def text(self) -> str:

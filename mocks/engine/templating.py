@@ -176,7 +176,7 @@ def resolve_seed(request: MockRequest, response_seed: int | None) -> int | None:
             seed = _parse_seed(query.get(parameter))
             if seed is not None:
                 return seed
-    seed = _parse_seed(request.headers.get("x-mockd-seed"))
+    seed = _parse_seed(request.header("x-mockd-seed"))
     return seed if seed is not None else response_seed
 
 

@@ -115,7 +115,7 @@ def import_document(text_or_path: str | Path, format: str | None = None,
                     as_prefix: str | None = None, *, filename: str = "",
                     source: str | None = None, include_static: bool = False,
                     progress: ProgressCallback | None = None,
-                    check: bool = True) -> ImportResult:
+                    check: bool = True, compile: bool = True) -> ImportResult:
     """Convert one document into an :class:`ImportResult`.
 
     Args:
@@ -128,7 +128,10 @@ def import_document(text_or_path: str | Path, format: str | None = None,
         source: how to name the document in the result (default: the path or ``<text>``).
         include_static: HAR: keep static assets.
         progress: ``(done, total)`` callback during long conversions.
-        check: validate the result against the config schema and compile it (default).
+        check: validate the result against the config schema (default).
+        compile: with ``check``, also compile it like the engine would (regexes,
+            templates, bindings); a caller that hands the result to a server or engine
+            that compiles anyway may pass False to save the time (a 10 MB document).
 
     Raises:
         ImportDocumentError: unknown or malformed document, or a result that does not
@@ -136,15 +139,16 @@ def import_document(text_or_path: str | Path, format: str | None = None,
     """
     if isinstance(text_or_path, Path):
         return import_path(text_or_path, format, as_prefix, include_static=include_static,
-                           progress=progress, check=check, source=source)
+                           progress=progress, check=check, compile=compile, source=source)
     probe = DocumentProbe(text_or_path, filename)
     return _convert(probe, format, ImportOptions(as_prefix, include_static, progress),
-                    source or filename or "<text>", check)
+                    source or filename or "<text>", check, compile)
 
 
 def import_path(path: str | Path, format: str | None = None, as_prefix: str | None = None, *,
                 include_static: bool = False, progress: ProgressCallback | None = None,
-                check: bool = True, source: str | None = None) -> ImportResult:
+                check: bool = True, compile: bool = True,
+                source: str | None = None) -> ImportResult:
     """:func:`import_document` for a file or a directory (WireMock mappings).
 
     Raises :class:`ImportDocumentError` (``<format>: cannot read <path>: ...``) for an
@@ -162,7 +166,7 @@ def import_path(path: str | Path, format: str | None = None, as_prefix: str | No
                                       f"cannot read {str(file_path)!r}: "
                                       f"{error.strerror or error}") from None
         probe = DocumentProbe(decode_text(raw), file_path.name)
-    return _convert(probe, format, options, source or str(path), check)
+    return _convert(probe, format, options, source or str(path), check, compile)
 
 
 def decode_text(raw: bytes) -> str:
@@ -177,7 +181,7 @@ def decode_text(raw: bytes) -> str:
 
 
 def _convert(probe: DocumentProbe, format: str | None, options: ImportOptions, source: str,
-             check: bool) -> ImportResult:
+             check: bool, compile: bool) -> ImportResult:
     if format:
         name = canonical_format(format)
     else:
@@ -188,7 +192,7 @@ def _convert(probe: DocumentProbe, format: str | None, options: ImportOptions, s
     result.format = name
     result.source = source
     if check:
-        check_result(result)
+        check_result(result, compile=compile)
     return result
 
 
@@ -225,9 +229,10 @@ def _parse_failure(probe: DocumentProbe) -> tuple[Any, str]:
         return None, error.reason
 
 
-def check_result(result: ImportResult) -> None:
-    """Validate ``result`` against the config schema and compile it, so a bad conversion
-    fails here (naming the format and the mock) and never half-way through a merge.
+def check_result(result: ImportResult, compile: bool = True) -> None:
+    """Validate ``result`` against the config schema and (with ``compile``) compile it, so a
+    bad conversion fails here (naming the format and the mock) and never half-way through a
+    merge.
 
     Raises :class:`ImportDocumentError` ``<format>: mocks[3].http.matcher.path: ...``.
     """
@@ -246,6 +251,8 @@ def check_result(result: ImportResult) -> None:
         reason = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
         raise ImportDocumentError(result.format, location, f"converted mock is invalid: "
                                   f"{reason}") from None
+    if not compile:
+        return
     try:
         compile_snapshot(config)
     except ConfigError as error:

@@ -218,3 +218,29 @@ def test_json_path_bad_expression_is_config_error():
     with pytest.raises(ConfigError) as caught:
         JsonPathCondition({"$.a[": 1}, "mocks[0].http.matcher.bodyJsonPath")
     assert caught.value.path.startswith("mocks[0].http.matcher.bodyJsonPath")
+
+
+@pytest.mark.parametrize("query,expected", [
+    pytest.param("a=1&b=x", {"a": ["1"], "b": ["x"]}, id="plain"),
+    pytest.param("a=1&a=2", {"a": ["1", "2"]}, id="repeated"),
+    pytest.param("a&b=", {"a": [""], "b": [""]}, id="blank values kept"),
+    pytest.param("q=hello+world&x%5B0%5D=%C3%A9", {"q": ["hello world"], "x[0]": ["é"]},
+                 id="form decoding"),
+    pytest.param("&&a=1&", {"a": ["1"]}, id="empty parts skipped"),
+])
+def test_request_query_parsing_matches_form_rules(query, expected):
+    from urllib.parse import parse_qsl
+
+    assert make_request(query=query).query_all == expected
+    reference: dict = {}
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        reference.setdefault(name, []).append(value)
+    assert reference == expected
+
+
+def test_request_header_lookup_without_building_the_view():
+    from mocks.engine.request import MockRequest
+
+    request = MockRequest("GET", "/", raw_headers=[(b"x-a", b"1"), (b"x-a", b"2")])
+    assert request.header("x-a") == "1" and request.header("x-b") is None
+    assert "headers" not in request.__dict__
