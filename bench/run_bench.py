@@ -13,8 +13,14 @@ Scenarios (issue "runnable mock server", item 8):
   list      GET /api/items: a table of 100 seeded items through an extend binding
   create    POST /api/items with a small JSON body (the table grows during the run)
 
+  list      GET /api/items over 100 seeded table items
+  create    POST /api/items with a small JSON body
+  --peers adds json-server 0.17 (npm) serving the same 100 items, for list and create
+
 Usage: python bench/run_bench.py [--duration 10] [--connections 50] [--only static,crowded]
-Needs wrk (Debian package) and taskset. Writes bench/out/results.json.
+                                 [--peers]
+Needs wrk (Debian package) and taskset; --peers needs node and npm. Writes
+bench/out/results.json.
 """
 from __future__ import annotations
 
@@ -184,11 +190,30 @@ def measure(name: str, argv: list[str], url: str, method: str, body: str | None,
             process.kill()
 
 
+JSON_SERVER_VERSION = "0.17.4"
+
+
+def json_server_command(workdir: Path, port: int) -> list[str]:
+    """Install json-server under bench/out/peers once, write its db.json, return its argv."""
+    prefix = HERE / "out" / "peers"
+    binary = prefix / "node_modules" / ".bin" / "json-server"
+    if not binary.exists():
+        prefix.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix",
+                        str(prefix), f"json-server@{JSON_SERVER_VERSION}"], check=True)
+    items = items_config()["tables"][0]["seedData"]
+    database = workdir / "db.json"
+    database.write_text(json.dumps({"items": items}))
+    return [str(binary), "--port", str(port), "--host", "127.0.0.1", "--quiet", str(database)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--only", default="", help="comma-separated scenario names")
+    parser.add_argument("--peers", action="store_true",
+                        help="also measure json-server on the list and create cases")
     arguments = parser.parse_args()
     if not shutil.which("wrk"):
         print("wrk is not installed (apt-get install wrk)", file=sys.stderr)
@@ -209,14 +234,29 @@ def main() -> int:
         argv = [MOCKD, "engine", "-c", str(config_path), "--port", str(port), *extra]
         results[name] = measure(name, argv, f"http://127.0.0.1:{port}{path}", method, body,
                                 arguments.duration, arguments.connections, workdir)
+    if arguments.peers:
+        for name, method, body in (("json-server-list", "GET", None),
+                                   ("json-server-create", "POST", POST_ITEM)):
+            port = free_port()
+            results[name] = measure(name, json_server_command(workdir, port),
+                                    f"http://127.0.0.1:{port}/items", method, body,
+                                    arguments.duration, arguments.connections, workdir)
     ceiling = results["ceiling"]["rps"]
-    print(f"{'scenario':<10} {'req/s':>9} {'ratio':>7} {'p50 ms':>8} {'p99 ms':>8} "
+    print(f"{'scenario':<18} {'req/s':>9} {'ratio':>7} {'p50 ms':>8} {'p99 ms':>8} "
           f"{'RSS MB':>7} {'non-2xx':>8}")
     for name, result in results.items():
         result["ratio_to_ceiling"] = round(result["rps"] / ceiling, 3)
-        print(f"{name:<10} {result['rps']:>9.0f} {result['ratio_to_ceiling']:>7.2f} "
+        print(f"{name:<18} {result['rps']:>9.0f} {result['ratio_to_ceiling']:>7.2f} "
               f"{result['p50_ms']:>8.2f} {result['p99_ms']:>8.2f} {result['rss_mb']:>7.1f} "
               f"{result['non2xx']:>8}")
+    for ours, peer in (("list", "json-server-list"), ("create", "json-server-create")):
+        if ours in results and peer in results:
+            ratio = results[ours]["rps"] / results[peer]["rps"]
+            results[ours]["ratio_to_json_server"] = round(ratio, 2)
+            print(f"{ours}: {ratio:.1f}x json-server")
+    if "static" in results and "templated" in results:
+        ratio = results["templated"]["rps"] / results["static"]["rps"]
+        print(f"templated: {ratio:.2f} of static")
     out = HERE / "out"
     out.mkdir(exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2))

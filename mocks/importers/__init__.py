@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from .result import (DocumentProbe, ImportDocumentError, ImportOptions, ImportResult,
                      ProgressCallback)
@@ -203,9 +203,11 @@ def _undetected(probe: DocumentProbe) -> ImportDocumentError:
                                    "with --format curl")
     data = probe.structured()
     if text and data is None and not probe.looks_like_xml():
-        _, error = _parse_failure(probe)
-        return ImportDocumentError("unknown", "", f"{error}; pass --format to say what the "
-                                   "document is")
+        try:
+            probe.data("unknown")
+        except ImportDocumentError as error:
+            return ImportDocumentError("unknown", "", f"{error.reason}; pass --format to say "
+                                       "what the document is")
     if isinstance(data, dict):
         keys = ", ".join(sorted(str(key) for key in data)[:8]) or "none"
         shape = f"top-level keys: {keys}"
@@ -220,13 +222,6 @@ def _undetected(probe: DocumentProbe) -> ImportDocumentError:
         "unknown", "", f"not a recognised document ({shape}); expected OpenAPI/Swagger, "
         "Postman collection, HAR, WireMock mappings, Mockoon environment, WSDL 1.1 or a mockd "
         "config; pass --format to choose")
-
-
-def _parse_failure(probe: DocumentProbe) -> tuple[Any, str]:
-    try:
-        return probe.data("unknown"), ""
-    except ImportDocumentError as error:
-        return None, error.reason
 
 
 def check_result(result: ImportResult, compile: bool = True) -> None:

@@ -108,11 +108,7 @@ class WsdlImporter:
             raise ImportDocumentError(FORMAT, _local(root.tag) or "root",
                                       f"expected a WSDL 1.1 <definitions> root, got "
                                       f"<{_local(root.tag)}>")
-        return WsdlConversion(root, _without_declaration(text)).run()
-
-
-def _without_declaration(text: str) -> str:
-    return text.lstrip("\ufeff")
+        return WsdlConversion(root, text.lstrip("\ufeff")).run()
 
 
 def _wrap(name: str, inner: str, namespace: str, qualified: bool) -> str:
