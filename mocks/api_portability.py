@@ -41,15 +41,16 @@ def _yaml(document: Any) -> str:
 
 
 def _urls(request: HttpRequest) -> tuple[str, str]:
-    """``(base_url, admin_url)``: the mock server's real port when known, else the admin
-    port minus 10 (4290 -> 4280, behavior notes §1)."""
-    try:
-        admin_port = int(request.get_port())
-    except (TypeError, ValueError):
-        admin_port = 4290
-    admin_port = runtime.ports.get("admin") or admin_port
-    data_port = runtime.ports.get("data") or admin_port - 10
-    return f"http://localhost:{data_port}", f"http://localhost:{admin_port}"
+    """``(base_url, admin_url)`` of the collection environment: ``base_url`` is
+    ``http://localhost:<admin port - 10>`` as behavior notes §1 specify (4290 -> 4280, the
+    default pair); users with other ports edit the environment's one variable."""
+    admin_port = runtime.ports.get("admin")
+    if not admin_port:
+        try:
+            admin_port = int(request.get_port())
+        except (TypeError, ValueError):
+            admin_port = 4290
+    return f"http://localhost:{admin_port - 10}", f"http://localhost:{admin_port}"
 
 
 def _download(content: bytes | str, content_type: str, filename: str) -> HttpResponse:

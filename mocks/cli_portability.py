@@ -39,8 +39,9 @@ from mockd_project.cli_client import ClientError, client_options, make_client
 
 #: Exit status of a document that cannot be imported (and of a bad export choice).
 EXIT_BAD_DOCUMENT = 2
-#: Largest ``POST /config`` body sent in one request (the admin API accepts 10 MiB).
-MAX_REQUEST_BYTES = 8 * 1024 * 1024
+#: Largest ``POST /config`` body sent in one request: the admin API accepts 10 MiB (behavior
+#: notes §18); the margin leaves room for the request line and headers.
+MAX_REQUEST_BYTES = 10 * 1024 * 1024 - 64 * 1024
 #: Seconds one ``POST /config`` of an import may take (the server stores and compiles it).
 IMPORT_TIMEOUT_SECONDS = 600.0
 #: Seconds an import may take before a progress bar appears.

@@ -206,8 +206,10 @@ def test_export_routes_answer_the_documented_types(server):
     assert v4.json()["__export_format"] == 4
     requests = {item["_id"]: item for item in v4.json()["resources"]}
     assert requests["req_shop.listPets"]["url"] == "{{ _.base_url }}/pets"
-    base_url = requests["env_mockd_base"]["data"]["base_url"]
-    assert base_url == server.base.replace("127.0.0.1", "localhost")
+    admin_port = int(server.admin.rsplit(":", 1)[1])
+    environment = requests["env_mockd_base"]["data"]
+    assert environment["base_url"] == f"http://localhost:{admin_port - 10}"  # notes §1
+    assert environment["admin_url"] == f"http://localhost:{admin_port}"
     assert v5.headers["content-type"] == "application/x-yaml"
     assert yaml.safe_load(v5.text)["type"] == "collection.insomnia.rest/5.0"
     assert forced.headers["content-type"] == "application/x-yaml"
