@@ -304,11 +304,13 @@ class _ObjectValue(ValueTemplate):
 
     def __init__(self, entries: tuple[tuple[str, Any, ValueTemplate | None], ...]):
         super().__init__(is_static=False)
-        self._entries = entries
+        # Keep the renderer itself (not the compiled object) so rendering a field is one call.
+        self._entries = tuple((key, value, None if compiled is None else _renderer_of(compiled))
+                              for key, value, compiled in entries)
 
     def render(self, ctx: RenderContext) -> Any:
-        return {key: value if compiled is None else compiled.render(ctx)
-                for key, value, compiled in self._entries}
+        return {key: value if render is None else render(ctx)
+                for key, value, render in self._entries}
 
 
 class _ArrayValue(ValueTemplate):
@@ -316,10 +318,22 @@ class _ArrayValue(ValueTemplate):
 
     def __init__(self, items: tuple[tuple[Any, ValueTemplate | None], ...]):
         super().__init__(is_static=False)
-        self._items = items
+        self._items = tuple((value, None if compiled is None else _renderer_of(compiled))
+                            for value, compiled in items)
 
     def render(self, ctx: RenderContext) -> Any:
-        return [value if compiled is None else compiled.render(ctx) for value, compiled in self._items]
+        return [value if render is None else render(ctx) for value, render in self._items]
+
+
+def _renderer_of(compiled: ValueTemplate) -> Callable[[RenderContext], Any]:
+    """The cheapest callable that renders ``compiled``: a one-expression string renders
+    straight through its evaluator, skipping two method calls per field on the hot path."""
+    if isinstance(compiled, _StringValue):
+        template = compiled._template
+        if isinstance(template, _SingleExpressionTemplate):
+            return template._evaluate
+        return template.render
+    return compiled.render
 
 
 def compile_template(text: str) -> Template:
