@@ -1,5 +1,6 @@
 """The ceiling for the data-plane benchmark: a raw ASGI hello-world under the same server
-settings mockd uses (uvicorn, uvloop, httptools, lifespan off, no access log).
+settings mockd uses (uvicorn, uvloop, httptools, lifespan off, no access log, no proxy
+headers).
 
 Run: python bench/raw_asgi.py PORT
 """
@@ -22,4 +23,5 @@ async def app(scope, receive, send):
 
 if __name__ == "__main__":
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), http="httptools", loop="uvloop",
-                lifespan="off", access_log=False, log_level="warning", server_header=False)
+                lifespan="off", access_log=False, log_level="warning", server_header=False,
+                proxy_headers=False)

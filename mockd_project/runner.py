@@ -282,6 +282,8 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
         config = uvicorn.Config(app, lifespan="off", http="httptools", loop="none",
                                 log_level=options.log_level, access_log=False,
                                 server_header=False, timeout_graceful_shutdown=1,
+                                # a local mock server has no trusted proxy in front of it
+                                proxy_headers=False,
                                 ws="none" if name != "data" else "auto")
         servers.append((uvicorn.Server(config), sock))
 
