@@ -75,15 +75,22 @@ def _server_options(function):
         click.option("--log-level", default=None,
                      type=click.Choice(["debug", "info", "warn", "warning", "error"]),
                      help="Log level."),
+        click.option("--cors-origins", default=None,
+                     help="Comma-separated origins allowed by CORS on the mock server "
+                          "(default: loopback origins; '*' for any)."),
     ]
     for option in reversed(options):
         function = option(function)
     return function
 
 
+def _cors_origins(value: str | None) -> list[str] | None:
+    return [item.strip() for item in value.split(",") if item.strip()] if value else None
+
+
 def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server,
            log_level, detach=False, pid_file=None, max_log_entries=None,
-           no_persist=False) -> None:
+           no_persist=False, cors_origins=None) -> None:
     if detach:
         from mockd_project import daemon
 
@@ -95,7 +102,7 @@ def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, serve
                          engine_port=engine_port, data_dir=data_dir, no_auth=no_auth,
                          server=server, log_level=_level(log_level, "warning"),
                          pid_file=pid_file, max_log_entries=max_log_entries,
-                         no_persist=no_persist)
+                         no_persist=no_persist, cors_origins=_cors_origins(cors_origins))
     sys.exit(run_server(options))
 
 
@@ -125,10 +132,10 @@ def _start_command(name: str, help_text: str):
     @click.option("--no-persist", is_flag=True,
                   help="Keep definitions in memory only (nothing written to the data dir "
                        "but the API key).")
-    def command(config, host, engine_port, server, log_level, port, admin_port, data_dir,
-                no_auth, detach, pid_file, max_log_entries, no_persist):
+    def command(config, host, engine_port, server, log_level, cors_origins, port, admin_port,
+                data_dir, no_auth, detach, pid_file, max_log_entries, no_persist):
         _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server, log_level,
-               detach, pid_file, max_log_entries, no_persist)
+               detach, pid_file, max_log_entries, no_persist, cors_origins)
 
     return command
 
@@ -142,7 +149,8 @@ _start_command("serve", "Alias of 'start'.")
 @click.option("-p", "--port", type=click.IntRange(0, 65535), default=4280, show_default=True,
               help="Mock server port; 0 picks a free port.")
 @click.option("--print-url", is_flag=True, help="Print the mock server URL on stdout.")
-def engine_command(config, host, engine_port, server, log_level, port, print_url):
+def engine_command(config, host, engine_port, server, log_level, cors_origins, port,
+                   print_url):
     """Headless engine: data plane only; no admin API, database, PID file or disk writes."""
     from mockd_project.runner import RunOptions, run_server
 
@@ -150,7 +158,8 @@ def engine_command(config, host, engine_port, server, log_level, port, print_url
         raise click.UsageError("'mockd engine' needs a config file: -c/--config FILE")
     options = RunOptions(full=False, config=config, host=host, port=port,
                          engine_port=engine_port, print_url=print_url, server=server,
-                         log_level=_level(log_level, "warning"))
+                         log_level=_level(log_level, "warning"),
+                         cors_origins=_cors_origins(cors_origins))
     sys.exit(run_server(options))
 
 

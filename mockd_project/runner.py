@@ -24,6 +24,7 @@ from typing import Any
 
 from mocks.engine.control import EngineControl, EngineControlApp
 from mocks.engine.core import DEFAULT_MAX_BODY_SIZE, Engine
+from mocks.engine.cors import CorsPolicy
 from mocks.engine.errors import ConfigError
 from mocks.engine.loader import load_config_file
 
@@ -58,6 +59,8 @@ class RunOptions:
             ``$MOCKD_MAX_LOG_ENTRIES``, else 1000).
         no_persist: keep definitions in memory only (full mode).
         pid_file: PID file path (full mode; None = ``~/.mockd/mockd.pid``).
+        cors_origins: origins CORS allows on the mock server (``--cors-origins``), overriding
+            ``serverConfig.cors.allowOrigins``; None keeps the config's or the default.
     """
 
     full: bool = True
@@ -76,6 +79,7 @@ class RunOptions:
     max_log_entries: int | None = None
     no_persist: bool = False
     pid_file: str | None = None
+    cors_origins: list[str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -126,6 +130,9 @@ def _url(host: str, port: int) -> str:
 def prepare(options: RunOptions) -> tuple[Engine, Any]:
     """Load and compile the config into a new engine. Raises :class:`StartupFailure` (2)."""
     engine = Engine(max_body_size=options.max_body_size)
+    if options.cors_origins is not None:
+        engine.cors_origins = options.cors_origins
+        engine.cors = CorsPolicy(None, options.cors_origins)
     if options.config:
         try:
             config = load_config_file(options.config)

@@ -114,6 +114,13 @@ class DataPlaneApp:
             self._observe(request, started, 413, error="body_too_large")
             return
 
+        cors = engine.cors
+        origin = request.header("origin") if cors.enabled else None
+        if origin is not None and cors.allowed(origin):
+            send = cors.wrap(send, origin)
+        else:
+            origin = None
+
         if request.path in _BUILTIN_PATHS:
             builtin = self._builtin(request)
             if builtin is not None:
@@ -141,6 +148,9 @@ class DataPlaneApp:
                     await self._respond(route.action, route.mock_id, route.path, request, {},
                                         send, started)
                     return
+            if request.method == "OPTIONS" and cors.enabled:
+                await self._preflight(request, origin, send, started)
+                return
             if request.path == "/ready" and request.method in ("GET", "HEAD"):
                 await send_simple(send, 200, [(b"content-type", JSON_TYPE)],
                                   self._ready_body(), head=request.method == "HEAD")
@@ -174,6 +184,21 @@ class DataPlaneApp:
             now = time.perf_counter()
             engine.notify(ServeEvent(request, time.time() - (now - started),
                                      (now - started) * 1e3, status, mock_id, path_template))
+
+    async def _preflight(self, request: MockRequest, origin: str | None, send: Send,
+                         started: float) -> None:
+        """An ``OPTIONS`` no mock answered: 200 with the preflight headers for an allowed
+        origin, else 403 (also without ``Origin``) (behavior notes §4)."""
+        if origin is not None:
+            # `send` already adds the origin headers; the preflight adds methods and headers.
+            await send_simple(send, 200, self.engine.cors.preflight_headers(), b"")
+            self._observe(request, started, 200)
+            return
+        body = json_body({"error": "cors_forbidden",
+                          "message": "CORS preflight refused: the Origin is missing or not "
+                                     "allowed (serverConfig.cors.allowOrigins)"})
+        await send_simple(send, 403, [(b"content-type", JSON_TYPE)], body)
+        self._observe(request, started, 403, error="cors_forbidden")
 
     def _builtin(self, request: MockRequest) -> bytes | None:
         """Bodies of the built-in routes answered before matching, or None."""

@@ -18,6 +18,7 @@ from tables.store import TableStore
 from mocks.protocols.streaming.runtime import StreamRuntime
 
 from ..config import ConfigFile
+from .cors import CorsPolicy, compile_cors
 from .request import MockRequest
 from .snapshot import Snapshot, compile_snapshot, empty_snapshot
 from .templating import TemplateState
@@ -91,6 +92,11 @@ class Engine:
         self.streams = StreamRuntime()  # open streams and resumption buffers (issue 7)
         self.max_body_size = max_body_size
         self.ready = False
+        #: CORS policy (behavior notes §4); from ``serverConfig.cors`` of the last loaded
+        #: config that has one, else the loopback default. ``cors_origins`` pins the origins
+        #: (``--cors-origins``).
+        self.cors = CorsPolicy()
+        self.cors_origins: list[str] | None = None
         self.started_at = time.time()
         self.base_dir = Path(".")
         #: Callables receiving every :class:`ServeEvent`; read on the hot path as a plain list.
@@ -104,11 +110,15 @@ class Engine:
         if base_dir is not None:
             self.base_dir = Path(base_dir)
         snapshot = compile_snapshot(config, self.base_dir, self.tables)
+        cors = (compile_cors(config, self.cors_origins)
+                if config.server_config is not None or self.cors_origins is not None else None)
         # No await between these lines: requests see the new tables, operations and snapshot
         # together.
         self.tables.apply_definitions(snapshot.table_definitions)
         apply_operations(self.tables, snapshot.custom_operations)
         self.snapshot = snapshot
+        if cors is not None:
+            self.cors = cors
         self.streams.snapshot_loaded(snapshot)  # closes streams of changed or removed mocks
         self.ready = True
         return snapshot
