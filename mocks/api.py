@@ -405,6 +405,8 @@ async def request_stream(request: HttpRequest) -> StreamingHttpResponse:
                 except asyncio.TimeoutError:
                     yield b": keepalive\n\n"
                     continue
+                if record is None:
+                    return  # the server is stopping
                 yield sse_frame("request", control.entry_of(record))
         finally:
             control.unsubscribe(queue)

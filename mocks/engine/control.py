@@ -237,10 +237,10 @@ class EngineControl(TableControl):
                 "count": len(events), "capacity": capacity}
 
     def stop_streams(self) -> int:
-        """End every open stream (SSE, chunked) cleanly, e.g. when the server stops, so that
-        shutdown neither waits for them nor cancels them; returns how many. Call on the
-        engine loop."""
-        return self.engine.streams.stop_all()
+        """End every open stream (SSE, chunked, and the admin request streams) cleanly, e.g.
+        when the server stops, so that shutdown neither waits for them nor cancels them;
+        returns how many. Call on the engine loop."""
+        return self.engine.streams.stop_all() + self.request_log.close_subscribers()
 
     async def clear_sse_buffer(self, mock_id: str) -> dict[str, Any]:
         """Empty the mock's resumption buffer: ``{message, mockId, cleared}``."""

@@ -449,6 +449,18 @@ class RequestLog:
         if queue in self._subscribers:
             self._subscribers.remove(queue)
 
+    def close_subscribers(self) -> int:
+        """Tell every subscriber the stream is over (a ``None`` in its queue), e.g. when the
+        server stops, so live request streams end at once; returns how many."""
+        closed = 0
+        for queue in list(self._subscribers):
+            if queue.full():
+                queue.get_nowait()
+            queue.put_nowait(None)  # type: ignore[arg-type]
+            closed += 1
+        self._subscribers.clear()
+        return closed
+
     @property
     def subscriber_count(self) -> int:
         """Number of live request-stream subscribers."""

@@ -172,3 +172,33 @@ def test_manage_py_runengine(tmp_path):
         process.base = process.wait_url_line()
         with process.client() as client:
             assert client.get("/hello").text == "hi"
+
+
+def test_stop_with_an_open_admin_request_stream_is_quick_and_clean(tmp_path):
+    import threading
+
+    server = start_server(tmp_path, HELLO)
+    lines: list[str] = []
+
+    def read_stream() -> None:
+        with httpx.stream("GET", server.admin + "/requests/stream", timeout=20,
+                          trust_env=False) as response:
+            for line in response.iter_lines():
+                lines.append(line)
+
+    reader = threading.Thread(target=read_stream, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 10
+    while not lines and time.monotonic() < deadline:
+        time.sleep(0.05)
+    started = time.monotonic()
+    server.proc.send_signal(signal.SIGTERM)
+    server.proc.wait(timeout=10)
+    elapsed = time.monotonic() - started
+    reader.join(timeout=5)
+    log = server.log()
+    server.stop()
+    assert lines and lines[0] == "event: connected"
+    assert elapsed < 2.0, f"stopped after {elapsed:.2f}s"
+    assert not reader.is_alive(), "the stream did not end when the server stopped"
+    assert "timeout graceful shutdown exceeded" not in log and "Traceback" not in log
