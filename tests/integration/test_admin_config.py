@@ -19,18 +19,6 @@ def server(tmp_path_factory):
         yield process
 
 
-@pytest.fixture
-def admin(server):
-    with server.admin_client() as client:
-        yield client
-
-
-@pytest.fixture
-def data(server):
-    with server.client() as client:
-        yield client
-
-
 def test_export_as_json_and_yaml(admin):
     exported = admin.get("/config", params={"name": "snap"}).json()
     assert exported["version"] == "1.0" and exported["kind"] == "MockCollection"

@@ -18,18 +18,6 @@ def server(tmp_path_factory):
         yield process
 
 
-@pytest.fixture
-def admin(server):
-    with server.admin_client() as client:
-        yield client
-
-
-@pytest.fixture
-def data(server):
-    with server.client() as client:
-        yield client
-
-
 def test_created_mock_is_served_by_the_very_next_request(admin, data):
     created = admin.post("/mocks", json={"type": "http", "name": "greeting", "http": {
         "matcher": {"method": "GET", "path": "/greet"},

@@ -33,12 +33,6 @@ def admin(server):
         yield client
 
 
-@pytest.fixture
-def data(server):
-    with server.client() as client:
-        yield client
-
-
 def test_entries_are_logged_newest_first_with_both_spellings(admin, data):
     data.get("/users/1", headers={"X-Trace": "abc"})
     data.post("/orders", content=b'{"n": 1}', params={"src": "test"})

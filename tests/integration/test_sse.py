@@ -84,12 +84,6 @@ def server(tmp_path_factory):
         yield process
 
 
-@pytest.fixture
-def admin(server):
-    with server.admin_client() as client:
-        yield client
-
-
 def read_events(base: str, path: str, *, method: str = "GET", headers: dict | None = None,
                 max_events: int = 50, total: float = 20.0, json_body=None):
     """(events, arrival seconds, ended by the server, response) with httpx-sse."""
