@@ -22,8 +22,40 @@ def _env_int(name: str, default: int) -> int:
         raise click.BadParameter(f"{name}={value!r} is not a port number") from None
 
 
+def _register_client_commands(group: click.Group) -> None:
+    """Add the commands that talk to a running server (list, http add, stateful, oauth, import,
+    export, status, stop). Imported on first use so that ``mockd start``/``engine`` do not pay
+    for httpx, rich and the importers at start-up."""
+    from mockd_project import cli_client
+    from mocks import cli_portability
+    from oidc import cli as oidc_cli
+    from tables import cli as tables_cli
+
+    cli_client.register(group)
+    tables_cli.register(group)  # after cli_client: it adds --stateful to `http add` and `add`
+    cli_portability.register(group)
+    oidc_cli.register(group)
+
+
 class MockdGroup(click.Group):
-    """Click group that suggests the closest command for a typo."""
+    """Click group that loads the client commands lazily and suggests the closest command
+    for a typo."""
+
+    _client_commands_loaded = False
+
+    def _load_client_commands(self) -> None:
+        if not self._client_commands_loaded:
+            self._client_commands_loaded = True
+            _register_client_commands(self)
+
+    def get_command(self, ctx: click.Context, cmd_name: str):
+        if cmd_name not in self.commands:
+            self._load_client_commands()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_client_commands()
+        return super().list_commands(ctx)
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
         try:
@@ -162,16 +194,6 @@ def engine_command(config, host, engine_port, server, log_level, cors_origins, p
                          cors_origins=_cors_origins(cors_origins))
     sys.exit(run_server(options))
 
-
-from mockd_project import cli_client  # noqa: E402  (registers the client commands on `main`)
-
-cli_client.register(main)
-from tables import cli as tables_cli  # noqa: E402  (stateful add; http add --stateful)
-tables_cli.register(main)
-from mocks import cli_portability  # noqa: E402  (mockd import / export)
-cli_portability.register(main)
-from oidc import cli as oidc_cli  # noqa: E402  (oauth add)
-oidc_cli.register(main)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
