@@ -74,7 +74,8 @@ class CompiledResponse:
 
     __slots__ = ("status", "delay_seconds", "seed", "_headers", "_has_content_type", "_body",
                  "_body_is_json", "_body_file", "_static_headers", "_static_body", "_file_cache",
-                 "_static_start", "_static_message", "_empty_message")
+                 "_static_start", "_static_message", "_empty_message", "_known_content_type",
+                 "_rendered_headers")
 
     def __init__(self, response: Any, key_path: str, base_dir: Path):
         self.status: int = response.status_code if response else 200
@@ -91,6 +92,8 @@ class CompiledResponse:
         self._static_start: dict[str, Any] | None = None
         self._static_message: dict[str, Any] | None = None
         self._empty_message = {"type": "http.response.body", "body": b""}
+        self._known_content_type: bytes | None = None
+        self._rendered_headers: list[tuple[bytes, bytes | None, Any]] = []
         if response is None:
             self._freeze(b"", [])
             return
@@ -116,6 +119,13 @@ class CompiledResponse:
             except TemplateError as error:
                 raise ConfigError(f"{key_path}.body{error.location}", error.detail) from None
             self._body_is_json = True
+            if isinstance(response.body, (dict, list)):
+                # An object or array always renders as one: no need to sniff every answer.
+                self._known_content_type = JSON_TYPE
+        # Static header values are encoded once; templated ones per request.
+        self._rendered_headers = [
+            (name, template.render(None).encode("latin-1", "replace") if template.is_static
+             else None, template) for name, template in self._headers]
         if self._body_file is None and all(t.is_static for _, t in self._headers) and (
                 self._body is None or self._body.is_static):
             body = self._render_body_value(None)
@@ -148,7 +158,8 @@ class CompiledResponse:
     def _finish_headers(self, headers: list[tuple[bytes, bytes]],
                         body: bytes) -> list[tuple[bytes, bytes]]:
         if not self._has_content_type and body:
-            headers.append((b"content-type", default_content_type(body)))
+            headers.append((b"content-type",
+                            self._known_content_type or default_content_type(body)))
         return headers
 
     def _file_template(self) -> Any:
@@ -181,8 +192,8 @@ class CompiledResponse:
             body = self._file_template().render(context).encode()
         else:
             body = self._render_body_value(context)
-        headers = [(name, header_value(template.render(context)))
-                   for name, template in self._headers]
+        headers = [(name, value if value is not None else header_value(template.render(context)))
+                   for name, value, template in self._rendered_headers]
         return self.status, self._finish_headers(headers, body), body
 
     async def respond(self, request: MockRequest, path_params: dict[str, str],
