@@ -304,7 +304,13 @@ def http_add_options(function: Callable) -> Callable:
 
 
 def run_http_add(options: dict[str, Any]) -> None:
-    """Create (or, for the same method + path, update) one HTTP mock and print the result."""
+    """Create (or, for the same method + path, update) one HTTP mock and print the result.
+
+    ``options`` are the command's; an optional ``mock_adjusters`` sequence of callables
+    (set by flags other modules add, e.g. ``--table``) each reshape the mock document before
+    it is sent. Errors: :class:`click.UsageError` without a path (non-interactive),
+    :class:`ClientError` for the server's refusal.
+    """
     if not options["path"] and not options["path_pattern"]:
         if not sys.stdin.isatty():
             raise click.UsageError("--path (or --path-pattern) is required")
@@ -320,6 +326,10 @@ def run_http_add(options: dict[str, Any]) -> None:
         match_body_contains=options["match_body_contains"], priority=options["priority"],
         delay=options["delay"])
     apply_sse_options(mock, options)
+    # Flags other modules add to this command reshape the document here (tables/cli.py:
+    # --table/--bind, --stateful-operation); each adjuster takes the mock document.
+    for adjust in options.get("mock_adjusters", ()):
+        adjust(mock)
     client = make_client(options["admin_url"], options["api_key"])
     try:
         existing = None
@@ -346,7 +356,15 @@ def run_http_add(options: dict[str, Any]) -> None:
     click.echo("  Type: http")
     click.echo(f"  Method: {matcher.get('method', '*')}")
     click.echo(f"  Path: {matcher.get('path') or matcher.get('pathPattern')}")
-    click.echo(f"  Status: {(saved['http'].get('response') or {}).get('statusCode', 200)}")
+    binding = saved["http"].get("statefulBinding")
+    operation = saved["http"].get("statefulOperation")
+    # A bound mock has no response of its own: say what answers instead of a status.
+    if binding:
+        click.echo(f"  Table: {binding.get('table')}  Action: {binding.get('action')}")
+    elif operation:
+        click.echo(f"  Operation: {operation}")
+    else:
+        click.echo(f"  Status: {(saved['http'].get('response') or {}).get('statusCode', 200)}")
 
 
 @click.group("http")

@@ -36,13 +36,23 @@ which persists the definition.
                                                ``not_found``, else 400 ``execution_failed``
 =============================================  ============================================
 
-Source: SPEC "Admin API" / "State"; behavior notes §1 "State (tables) and custom operations".
+Every route takes ``?workspaceId=`` (behavior notes §1, §12). Creating a table or an
+operation records that workspace (empty or missing: ``local``; unknown: 404 as for mocks).
+Listings, ``/state`` and resetting everything narrow to it; without it they span every
+workspace, like ``GET /mocks``. A route naming one table or operation answers its usual 404
+when the definition belongs to another workspace. Which workspace a definition belongs to
+comes from its persisted row (:mod:`tables.services`); names stay unique per engine, because
+bindings and ``statefulOperation`` name tables and operations without a workspace.
+
+Source: SPEC "Admin API" / "State"; behavior notes §1 "State (tables) and custom operations",
+§12 "Workspaces".
 """
 from __future__ import annotations
 
 from typing import Any
 
 import orjson
+from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router
 
@@ -50,7 +60,7 @@ from mocks.api import engine_control, json_body
 from mocks.services import AdminError
 
 from . import services
-from .control import OPERATION_DELETED_MESSAGE, admin_error_of, operation_error_of
+from .control import OPERATION_DELETED_MESSAGE, NameFilter, admin_error_of, operation_error_of
 from .errors import TableError
 
 router = Router(tags=["state"])
@@ -69,120 +79,179 @@ def _query_lists(request: HttpRequest) -> dict[str, list[str]]:
     return {name: request.GET.getlist(name) for name in request.GET}
 
 
+def _workspace_query() -> Any:
+    return Query(None, alias="workspaceId",
+                 description="Workspace id; empty or missing: every workspace (listings) or "
+                             "local (creation)")
+
+
+async def _table_filter(workspace_id: str | None) -> NameFilter:
+    if not workspace_id:
+        return None  # no scoping asked: skip the thread hop to the database
+    # The owners are read from the database, which async views reach through a thread.
+    return await sync_to_async(services.table_filter)(workspace_id)
+
+
+async def _require_table_in(name: str, workspace_id: str | None) -> None:
+    """404 ``Table not found: <name>`` when ``workspaceId`` names a workspace the table does
+    not belong to (a table of another workspace is invisible there)."""
+    include = await _table_filter(workspace_id)
+    if include is not None and not include(name):
+        raise AdminError(404, "not_found", f"Table not found: {name}")
+
+
 @router.get("/state", summary="State overview")
-async def state_overview(request: HttpRequest) -> dict[str, Any]:
+async def state_overview(request: HttpRequest,
+                         workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{resources: [{name, itemCount, seedCount, idField, parentField?}], total, totalItems,
-    resourceList}``."""
-    return await engine_control().state_overview()
+    resourceList}`` (of one workspace with ``workspaceId``)."""
+    return await engine_control().state_overview(await _table_filter(workspace_id))
 
 
 @router.post("/state/reset", summary="Reset all tables (or ?resource=) to seed data")
-async def reset_state(request: HttpRequest,
-                      resource: str | None = Query(None)) -> dict[str, Any]:
-    """``{"status": "reset"}``; an unknown ``resource`` -> 404."""
+async def reset_state(request: HttpRequest, resource: str | None = Query(None),
+                      workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
+    """``{"status": "reset"}``; an unknown ``resource`` (or one of another workspace) -> 404."""
+    control = engine_control()
     try:
-        await engine_control().reset_tables(resource or None)
+        if resource:
+            await _require_table_in(resource, workspace_id)
+            await control.reset_tables(resource)
+        else:
+            await control.reset_tables(None, await _table_filter(workspace_id))
     except TableError as error:
         raise _admin_error(error) from None
     return {"status": "reset"}
 
 
 @router.post("/reset", summary="Reset every table to seed data")
-async def reset_all(request: HttpRequest) -> dict[str, Any]:
-    """``{"status": "reset", "tables": <count>}``."""
-    return {"status": "reset", "tables": await engine_control().reset_tables()}
+async def reset_all(request: HttpRequest,
+                    workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
+    """``{"status": "reset", "tables": <count>}`` (the workspace's tables with
+    ``workspaceId``)."""
+    control = engine_control()
+    count = await control.reset_tables(None, await _table_filter(workspace_id))
+    return {"status": "reset", "tables": count}
 
 
 @router.post("/reset/{table}", summary="Reset one table to seed data")
-async def reset_one(request: HttpRequest, table: str) -> dict[str, Any]:
+async def reset_one(request: HttpRequest, table: str,
+                    workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{"status": "reset", "table": <name>}``; unknown -> 404 ``Table not found: <name>``."""
+    control = engine_control()
+    await _require_table_in(table, workspace_id)
     try:
-        await engine_control().reset_tables(table)
+        await control.reset_tables(table)
     except TableError as error:
         raise _admin_error(error) from None
     return {"status": "reset", "table": table}
 
 
 @router.get("/state/resources", summary="List tables")
-async def list_resources(request: HttpRequest) -> Any:
+async def list_resources(request: HttpRequest,
+                         workspace_id: str | None = _workspace_query()) -> Any:
     """Array of ``{name, itemCount, seedCount, idField, parentField?}``."""
-    return _json(await engine_control().table_resources())
+    return _json(await engine_control().table_resources(await _table_filter(workspace_id)))
 
 
 @router.post("/state/resources", summary="Create a table")
 def create_resource(request: HttpRequest,
-                    workspace_id: str | None = Query(None, alias="workspaceId")) -> HttpResponse:
+                    workspace_id: str | None = _workspace_query()) -> HttpResponse:
     """Body: a table definition (``name`` required, ``idField`` default ``id``, any other
     table key). 201 ``{name, idField, message: "Stateful resource created"}``; 409
-    ``conflict`` when the name is taken; 400 ``validation_error`` naming the field."""
+    ``conflict`` when the name is taken (in any workspace); 404 for an unknown workspace;
+    400 ``validation_error`` naming the field."""
     engine_control()
     return _json(services.create_table(json_body(request), workspace_id), 201)
 
 
 @router.get("/state/resources/{name}", summary="One table")
-async def get_resource(request: HttpRequest, name: str) -> dict[str, Any]:
+async def get_resource(request: HttpRequest, name: str,
+                       workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{name, itemCount, seedCount, idField, parentField?}``; 404 when unknown."""
-    resource = await engine_control().table_resource(name)
+    control = engine_control()
+    await _require_table_in(name, workspace_id)
+    resource = await control.table_resource(name)
     if resource is None:
         raise AdminError(404, "not_found", f"Table not found: {name}")
     return resource
 
 
 @router.post("/state/resources/{name}/reset", summary="Reset one table to seed data")
-async def reset_resource(request: HttpRequest, name: str) -> dict[str, Any]:
+async def reset_resource(request: HttpRequest, name: str,
+                         workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{"status": "reset", "resource": <name>}``; 404 when unknown."""
+    control = engine_control()
+    await _require_table_in(name, workspace_id)
     try:
-        await engine_control().reset_tables(name)
+        await control.reset_tables(name)
     except TableError as error:
         raise _admin_error(error) from None
     return {"status": "reset", "resource": name}
 
 
 @router.delete("/state/resources/{name}", summary="Clear a table (seed data not restored)")
-async def clear_resource(request: HttpRequest, name: str) -> dict[str, Any]:
+async def clear_resource(request: HttpRequest, name: str,
+                         workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{"cleared": true}``; 404 when unknown."""
+    control = engine_control()
+    await _require_table_in(name, workspace_id)
     try:
-        await engine_control().clear_table(name)
+        await control.clear_table(name)
     except TableError as error:
         raise _admin_error(error) from None
     return {"cleared": True}
 
 
 @router.post("/state/resources/{name}/unregister", summary="Remove a table definition")
-def unregister_resource(request: HttpRequest, name: str) -> dict[str, Any]:
-    """``{deleted: true, resource, message}``; 404 when unknown."""
+def unregister_resource(request: HttpRequest, name: str,
+                        workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
+    """``{deleted: true, resource, message}``; 404 when unknown (or of another workspace)."""
     engine_control()
-    if not services.delete_table(name):
+    include = services.table_filter(workspace_id)
+    if (include is not None and not include(name)) or not services.delete_table(name):
         raise AdminError(404, "not_found", f"Table not found: {name}")
     return {"deleted": True, "resource": name, "message": "Stateful resource unregistered"}
 
 
 @router.get("/state/resources/{name}/items", summary="Items of a table")
-async def list_items(request: HttpRequest, name: str) -> dict[str, Any]:
+async def list_items(request: HttpRequest, name: str,
+                     workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{data, meta: {total, limit, offset, count, has_more}}``; list query parameters as on
     a bound list (``limit`` 100, ``offset``, ``sort`` createdAt, ``order`` desc, filters)."""
+    control = engine_control()
+    await _require_table_in(name, workspace_id)
+    query = _query_lists(request)
+    # workspaceId scopes the route; it is not a field filter on the items.
+    query.pop("workspaceId", None)
     try:
-        return await engine_control().table_items(name, _query_lists(request))
+        return await control.table_items(name, query)
     except TableError as error:
         raise _admin_error(error, "item") from None
 
 
 @router.get("/state/resources/{name}/items/{item_id}", summary="One item")
-async def get_item(request: HttpRequest, name: str, item_id: str) -> dict[str, Any]:
+async def get_item(request: HttpRequest, name: str, item_id: str,
+                   workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """The stored item; 404 ``Item not found``."""
+    control = engine_control()
+    await _require_table_in(name, workspace_id)
     try:
-        return await engine_control().table_item(name, item_id)
+        return await control.table_item(name, item_id)
     except TableError as error:
         raise _admin_error(error, "item") from None
 
 
 @router.post("/state/resources/{name}/items", summary="Create an item")
-async def create_item(request: HttpRequest, name: str) -> HttpResponse:
+async def create_item(request: HttpRequest, name: str,
+                      workspace_id: str | None = _workspace_query()) -> HttpResponse:
     """Body: the item's fields. 201 with the stored item; 409 when the id exists; 400 when
     validation rejects it."""
     body = json_body(request)
+    control = engine_control()
+    await _require_table_in(name, workspace_id)
     try:
-        item = await engine_control().create_table_item(name, body)
+        item = await control.create_table_item(name, body)
     except TableError as error:
         raise _admin_error(error, "item") from None
     return _json(item, 201)
@@ -195,51 +264,75 @@ def _operation_not_found(name: str) -> AdminError:
     return AdminError(404, "not_found", f"Custom operation not found: {name}")
 
 
+async def _operation_filter(workspace_id: str | None) -> NameFilter:
+    if not workspace_id:
+        return None  # no scoping asked: skip the thread hop to the database
+    # The owners are read from the database, which async views reach through a thread.
+    return await sync_to_async(services.operation_filter)(workspace_id)
+
+
+async def _require_operation_in(name: str, workspace_id: str | None) -> None:
+    """404 ``Custom operation not found: <name>`` when ``workspaceId`` names a workspace the
+    operation does not belong to."""
+    include = await _operation_filter(workspace_id)
+    if include is not None and not include(name):
+        raise _operation_not_found(name)
+
+
 @router.get("/state/operations", summary="List custom operations")
-async def list_operations(request: HttpRequest) -> dict[str, Any]:
+async def list_operations(request: HttpRequest,
+                          workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{operations: [{name, stepCount, consistency}], count}``."""
-    return await engine_control().custom_operations()
+    return await engine_control().custom_operations(await _operation_filter(workspace_id))
 
 
 @router.post("/state/operations", summary="Register a custom operation")
 def create_operation(request: HttpRequest,
-                     workspace_id: str | None = Query(None, alias="workspaceId")
-                     ) -> HttpResponse:
+                     workspace_id: str | None = _workspace_query()) -> HttpResponse:
     """Body: a custom operation (``name``, ``consistency``, ``steps``, ``response``). 201
-    ``{name, message: "Custom operation registered"}`` (a same-named one is replaced); 400
-    ``validation_error`` naming the field, the expression and why."""
+    ``{name, message: "Custom operation registered"}`` (a same-named one of the same
+    workspace is replaced; of another workspace -> 409 ``conflict``); 404 for an unknown
+    workspace; 400 ``validation_error`` naming the field, the expression and why."""
     engine_control()
     return _json(services.create_operation(json_body(request), workspace_id), 201)
 
 
 @router.get("/state/operations/{name}", summary="One custom operation")
-async def get_operation(request: HttpRequest, name: str) -> dict[str, Any]:
+async def get_operation(request: HttpRequest, name: str,
+                        workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """The definition (camelCase); 404 ``Custom operation not found: <name>``."""
-    document = await engine_control().custom_operation(name)
+    control = engine_control()
+    await _require_operation_in(name, workspace_id)
+    document = await control.custom_operation(name)
     if document is None:
         raise _operation_not_found(name)
     return document
 
 
 @router.delete("/state/operations/{name}", summary="Delete a custom operation")
-def delete_operation(request: HttpRequest, name: str) -> dict[str, Any]:
-    """``{deleted: true, name, message}``; 404 when unknown."""
+def delete_operation(request: HttpRequest, name: str,
+                     workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
+    """``{deleted: true, name, message}``; 404 when unknown (or of another workspace)."""
     engine_control()
-    if not services.delete_operation(name):
+    include = services.operation_filter(workspace_id)
+    if (include is not None and not include(name)) or not services.delete_operation(name):
         raise _operation_not_found(name)
     return {"deleted": True, "name": name, "message": OPERATION_DELETED_MESSAGE}
 
 
 @router.post("/state/operations/{name}/execute", summary="Run a custom operation")
-async def execute_operation(request: HttpRequest, name: str) -> Any:
+async def execute_operation(request: HttpRequest, name: str,
+                            workspace_id: str | None = _workspace_query()) -> Any:
     """Body: the operation's input (JSON; may be empty). The result, or ``{"success": true}``
     without a ``response``. Failures: a ``validate`` step -> its ``errorStatus``
     ``validation_error`` with its ``errorMessage``; a ``read`` of a missing item -> 404
-    ``not_found``; an unknown operation -> 404; anything else -> 400 ``execution_failed``
-    naming the step."""
+    ``not_found``; an unknown operation (or one of another workspace) -> 404; anything else
+    -> 400 ``execution_failed`` naming the step."""
     input_value = json_body(request) if request.body.strip() else {}
+    control = engine_control()
+    await _require_operation_in(name, workspace_id)
     try:
-        result = await engine_control().execute_custom_operation(name, input_value)
+        result = await control.execute_custom_operation(name, input_value)
     except TableError as error:
         status, payload = operation_error_of(error, name)
         raise AdminError(status, payload["error"], payload["message"]) from None

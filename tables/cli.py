@@ -6,24 +6,41 @@
   table when it is missing and five mocks bound to it with ``http.statefulBinding``:
   ``GET`` and ``POST`` on the path (list, create), ``GET``, ``PUT`` and ``DELETE`` on
   ``<path>/{id}`` (get, update, delete). A mock with the same method and path is updated.
+* ``mockd http add --path /api/users/{id} --table users [--bind get]`` creates one mock bound
+  to the existing table ``users`` (``http.statefulBinding: {table, action}``); without
+  ``--bind`` the action follows from the method and whether the path ends in a ``{param}``
+  (GET -> list or get, POST -> create, PUT -> update, PATCH -> patch, DELETE -> delete),
+  and a combination with no sensible action is a usage error asking for ``--bind``.
+* ``mockd http add --path /transfers -m POST --stateful-operation transfer`` creates one mock
+  that runs the existing custom operation ``transfer`` (``http.statefulOperation``).
+
+The bound mocks answer from the table or the operation, so ``--table`` and
+``--stateful-operation`` exclude each other, ``--stateful``, and the flags that shape a
+response (``--body``, ``--body-file``, ``--header``, ``--sse*``). The table or operation must
+exist (checked first, so a typo fails clearly instead of making a mock that answers 404).
 
 :func:`register` adds ``stateful`` to the command group and the ``--stateful`` option to the
-existing ``http add`` and ``add`` commands (their own behaviour is unchanged without it).
+existing ``http add`` and ``add`` commands (their own behaviour is unchanged without it),
+and ``--stateful-operation``, ``--table`` and ``--bind`` likewise; those reshape the mock
+document through ``run_http_add``'s ``mock_adjusters`` hook.
 
 Source: SPEC "Command-line surface" (``stateful add``, ``http add --stateful``); behavior
-notes §15 (``--stateful <table>`` + ``--path``: table and five bound mocks on ``base`` and
-``base/{id}``).
+notes §6 (``http.statefulBinding``; item id = the last ``{param}`` of the path), §9 (exactly
+one of ``response``, ``sse``, ``chunked``, ``statefulOperation``, ``statefulBinding``), §15
+(``--stateful <table>`` + ``--path``: table and five bound mocks on ``base`` and
+``base/{id}``; ``--stateful-operation``, ``--table``, ``--bind``).
 """
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from typing import Any, Callable
 
 import click
 
 from mockd_project.cli_client import ClientError, client_options, make_client
 
-from .config import ID_STRATEGIES
+from .config import ACTIONS, ID_STRATEGIES
 from .operations_cli import custom_group
 
 #: ``(action, method, on the item path)`` of the five mocks ``--stateful`` creates.
@@ -123,21 +140,134 @@ def _same_route(mock: dict[str, Any], matcher: dict[str, Any]) -> bool:
             and current.get("path") == matcher["path"] and not current.get("pathPattern"))
 
 
+#: Actions ``--bind`` accepts: ``custom`` runs an operation, which is ``--stateful-operation``.
+BIND_ACTIONS = tuple(action for action in ACTIONS if action != "custom")
+#: Actions that address one item: they need a ``{param}`` in the path (its last one is the id).
+ITEM_ACTIONS = ("get", "update", "patch", "delete")
+#: Default ``--bind`` by ``(method, path ends in a {param})``.
+DEFAULT_ACTIONS = {("GET", False): "list", ("POST", False): "create", ("GET", True): "get",
+                   ("PUT", True): "update", ("PATCH", True): "patch",
+                   ("DELETE", True): "delete"}
+#: Option names of ``http add`` that shape a response; a bound mock has none (notes §9).
+RESPONSE_FLAGS = {"body": "--body", "body_file": "--body-file", "headers": "--header",
+                  "sse": "--sse", "sse_events": "--sse-event", "sse_template": "--sse-template"}
+
+_PARAMETER = re.compile(r"\{[^{}]+\}")
+
+
+def bind_action(method: str, path: str | None, action: str | None) -> str:
+    """The binding action of ``--table``: ``action`` (``--bind``) when given, else the
+    default for ``method`` on ``path`` (:data:`DEFAULT_ACTIONS`; the path "ends in a
+    ``{param}``" when its last segment holds one).
+
+    Raises :class:`click.UsageError` when there is no default, or when an item action has
+    no ``{param}`` in the path to take the id from (behavior notes §6).
+    """
+    segments = (path or "").rstrip("/").split("/")
+    on_item = bool(_PARAMETER.search(segments[-1]))
+    if action is None:
+        action = DEFAULT_ACTIONS.get((method.upper(), on_item))
+        if action is None:
+            raise click.UsageError(
+                f"--table needs --bind: no default action for {method.upper()} "
+                f"{path or '(no --path)'}; choose one of {', '.join(BIND_ACTIONS)}")
+    if action in ITEM_ACTIONS and not _PARAMETER.search(path or ""):
+        raise click.UsageError(
+            f"--bind {action} needs the item id in the path: give --path a {{param}}, e.g. "
+            f"{(path or '/items').rstrip('/')}/{{id}}")
+    return action
+
+
+def _existing_names(options: dict[str, Any], route: str) -> list[str]:
+    """Names of the server's tables (``/state``) or custom operations (``/state/operations``)."""
+    client = make_client(options.get("admin_url"), options.get("api_key"))
+    try:
+        answer = client.request("GET", route)
+    finally:
+        client.close()
+    if route == "/state":
+        return list(answer["resourceList"])
+    return [operation["name"] for operation in answer["operations"]]
+
+
+def stateful_mock_adjuster(options: dict[str, Any], operation: str | None,
+                           table: str | None, action: str | None
+                           ) -> Callable[[dict[str, Any]], None]:
+    """Check ``--stateful-operation`` / ``--table`` / ``--bind`` and return the function
+    that turns the built mock document into a bound one (``response`` replaced by
+    ``statefulOperation: <name>`` or ``statefulBinding: {table, action}``).
+
+    Raises :class:`click.UsageError` for a flag combination that cannot work, and
+    :class:`ClientError` when the table or operation does not exist on the server.
+    """
+    if operation and table:
+        raise click.UsageError("use either --stateful-operation or --table, not both")
+    if action and not table:
+        raise click.UsageError("--bind needs --table (the table to bind the mock to)")
+    given = [flag for name, flag in RESPONSE_FLAGS.items() if options.get(name)]
+    if given:
+        source = "table" if table else "operation"
+        raise click.UsageError(f"a mock bound to a {source} answers from the {source}; "
+                               f"drop {', '.join(given)}")
+    if table:
+        action = bind_action(options.get("method") or "GET", options.get("path"), action)
+        if table not in _existing_names(options, "/state"):
+            raise ClientError(f"table {table!r} not found; create it with 'mockd stateful "
+                              f"add {table}' (or use --stateful {table} with --path)")
+        binding = {"table": table, "action": action}
+    elif operation not in _existing_names(options, "/state/operations"):
+        raise ClientError(f"custom operation {operation!r} not found; register it with "
+                          f"'mockd stateful custom add'")
+
+    def adjust(mock: dict[str, Any]) -> None:
+        http = mock["http"]
+        # Exactly one answer source per mock (notes §9): the binding replaces the response.
+        http.pop("response", None)
+        if table:
+            http["statefulBinding"] = binding
+        else:
+            http["statefulOperation"] = operation
+
+    return adjust
+
+
 def _with_stateful_option(command: click.Command) -> None:
-    """Add ``--stateful TABLE`` to an ``http add``-style command, keeping its behaviour when
-    the option is not given."""
+    """Add ``--stateful TABLE``, ``--stateful-operation NAME``, ``--table TABLE`` and
+    ``--bind ACTION`` to an ``http add``-style command, keeping its behaviour when none is
+    given."""
     if any(parameter.name == "stateful" for parameter in command.params):
         return
     command.params.append(click.Option(
         ["--stateful"], default=None, metavar="TABLE",
         help="Create table TABLE (if missing) and five mocks bound to it on --path and "
              "--path/{id} (list, create, get, update, delete)."))
+    command.params.append(click.Option(
+        ["--stateful-operation", "stateful_operation"], default=None, metavar="NAME",
+        help="The mock runs custom operation NAME (it must exist)."))
+    command.params.append(click.Option(
+        ["--table"], default=None, metavar="TABLE",
+        help="Bind the mock to the existing table TABLE (see --bind)."))
+    command.params.append(click.Option(
+        ["--bind"], type=click.Choice(BIND_ACTIONS), default=None,
+        help="Action of the --table binding (default from the method: GET list/get, POST "
+             "create, PUT update, PATCH patch, DELETE delete; get/update/patch/delete need "
+             "a {param} in --path)."))
     original = command.callback
 
     def callback(*arguments: Any, **options: Any) -> Any:
         table = options.pop("stateful", None)
+        operation = options.pop("stateful_operation", None)
+        bound_table = options.pop("table", None)
+        action = options.pop("bind", None)
         if table:
+            if operation or bound_table or action:
+                raise click.UsageError("--stateful creates its own five bound mocks; it "
+                                       "cannot be combined with --stateful-operation, "
+                                       "--table or --bind")
             return add_stateful_crud(table, options)
+        if operation or bound_table or action:
+            adjust = stateful_mock_adjuster(options, operation, bound_table, action)
+            options["mock_adjusters"] = (*options.get("mock_adjusters", ()), adjust)
         return original(*arguments, **options)
 
     command.callback = callback
@@ -153,5 +283,5 @@ def register(group: click.Group) -> None:
         _with_stateful_option(group.commands["add"])
 
 
-__all__ = ["ClientError", "add_stateful_crud", "crud_mock_documents", "register",
-           "stateful_group"]
+__all__ = ["ClientError", "add_stateful_crud", "bind_action", "crud_mock_documents",
+           "register", "stateful_group", "stateful_mock_adjuster"]

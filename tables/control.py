@@ -60,6 +60,11 @@ from .transforms import list_envelope
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 
+#: A predicate on table or operation names that narrows a listing or a reset (the admin side
+#: passes "belongs to workspace W", decided from the persisted definitions, because the
+#: engine's config carries no workspace for tables and operations); None accepts every name.
+NameFilter = Callable[[str], bool] | None
+
 #: Message of a created resource (behavior notes §1 "State").
 CREATED_MESSAGE = "Stateful resource created"
 #: Message of a deleted custom operation.
@@ -97,24 +102,26 @@ class TableControl:
         """The engine's :class:`~tables.store.TableStore`."""
         return self.engine.tables
 
-    async def state_overview(self) -> dict[str, Any]:
+    async def state_overview(self, include: NameFilter = None) -> dict[str, Any]:
         """``{resources: [{name, itemCount, seedCount, idField, parentField?}], total,
-        totalItems, resourceList}``."""
-        return self.table_store.overview()
+        totalItems, resourceList}`` of the tables ``include`` accepts (None: every table)."""
+        return self.table_store.overview(include)
 
-    async def table_resources(self) -> list[dict[str, Any]]:
-        """Every table as ``{name, itemCount, seedCount, idField, parentField?}``."""
-        return [table.info() for table in self.table_store.tables.values()]
+    async def table_resources(self, include: NameFilter = None) -> list[dict[str, Any]]:
+        """Every table ``include`` accepts (None: all) as ``{name, itemCount, seedCount,
+        idField, parentField?}``."""
+        return [table.info() for table in self.table_store.tables.values()
+                if include is None or include(table.name)]
 
     async def table_resource(self, name: str) -> dict[str, Any] | None:
         """One table's resource record, or None."""
         table = self.table_store.tables.get(name)
         return table.info() if table is not None else None
 
-    async def reset_tables(self, name: str | None = None) -> int:
-        """Restore seed data of table ``name`` (404 :class:`TableError`) or of every table;
-        returns how many tables were reset."""
-        return self.table_store.reset(name)
+    async def reset_tables(self, name: str | None = None, include: NameFilter = None) -> int:
+        """Restore seed data of table ``name`` (404 :class:`TableError`) or of every table
+        ``include`` accepts (None: all); returns how many tables were reset."""
+        return self.table_store.reset(name, include)
 
     async def clear_table(self, name: str) -> int:
         """Remove every item of ``name`` without restoring seeds; returns items removed."""
@@ -160,10 +167,12 @@ class TableControl:
         """The engine's custom operations (the table store's ``custom_runner``)."""
         return operations_of(self.table_store)
 
-    async def custom_operations(self) -> dict[str, Any]:
-        """``{operations: [{name, stepCount, consistency}], count}``."""
+    async def custom_operations(self, include: NameFilter = None) -> dict[str, Any]:
+        """``{operations: [{name, stepCount, consistency}], count}`` of the operations
+        ``include`` accepts (None: all)."""
         operations = [operation.summary()
-                      for operation in self.operation_registry.operations.values()]
+                      for operation in self.operation_registry.operations.values()
+                      if include is None or include(operation.name)]
         return {"operations": operations, "count": len(operations)}
 
     async def custom_operation(self, name: str) -> dict[str, Any] | None:

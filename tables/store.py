@@ -481,23 +481,33 @@ class TableStore:
         return table
 
     # ------------------------------------------------------------------ state
-    def reset(self, name: str | None = None) -> int:
-        """Restore seed data of one table (404 if unknown) or all; returns tables reset."""
+    def reset(self, name: str | None = None,
+              include: Callable[[str], bool] | None = None) -> int:
+        """Restore seed data of one table (404 if unknown) or all; returns tables reset.
+
+        ``include`` (a table-name predicate, e.g. "belongs to workspace ws_x") narrows the
+        reset of all tables; None means every table.
+        """
         if name is not None:
             self.get(name).reset()
             return 1
+        count = 0
         for table in self.tables.values():
-            table.reset()
-        return len(self.tables)
+            if include is None or include(table.name):
+                table.reset()
+                count += 1
+        return count
 
     def clear(self, name: str) -> int:
         """Empty one table without restoring seeds; returns items removed. Raises 404."""
         return self.get(name).clear()
 
-    def overview(self) -> dict[str, Any]:
+    def overview(self, include: Callable[[str], bool] | None = None) -> dict[str, Any]:
         """``{resources: [{name, itemCount, seedCount, idField, parentField?}], total,
-        totalItems, resourceList}`` (behavior notes §1 "State")."""
-        resources = [table.info() for table in self.tables.values()]
+        totalItems, resourceList}`` (behavior notes §1 "State"); ``include`` (a table-name
+        predicate) narrows it, e.g. to one workspace's tables."""
+        resources = [table.info() for table in self.tables.values()
+                     if include is None or include(table.name)]
         return {"resources": resources, "total": len(resources),
                 "totalItems": sum(resource["itemCount"] for resource in resources),
                 "resourceList": [resource["name"] for resource in resources]}

@@ -187,3 +187,89 @@ def test_engine_control_port_serves_the_state_routes(tmp_path):
             assert control.post("/state/resources/rt/unregister").json()["deleted"] is True
             assert control.post("/reset/ghost").status_code == 404
             assert control.post("/reset").json() == {"status": "reset", "tables": 2}
+
+
+def test_workspace_scopes_tables_and_custom_operations(server):
+    """``?workspaceId=`` on the state, reset and operation routes (behavior notes §1, §12):
+    a table or operation created there belongs to it; listings narrow to it; a table of
+    another workspace answers 404 there; without ``workspaceId`` every workspace shows."""
+    with server.client() as data, server.admin_client() as admin:
+        workspace = admin.post("/workspaces", json={"name": "Tables Team"}).json()["id"]
+        scope = {"workspaceId": workspace}
+        created = admin.post("/state/resources", params=scope,
+                             json={"name": "team_items", "seedData": [{"id": "seed"}]})
+        assert created.status_code == 201
+
+        scoped = admin.get("/state", params=scope).json()
+        assert scoped == {"resources": [{"name": "team_items", "itemCount": 1, "seedCount": 1,
+                                         "idField": "id"}],
+                          "total": 1, "totalItems": 1, "resourceList": ["team_items"]}
+        local = admin.get("/state", params={"workspaceId": "local"}).json()["resourceList"]
+        assert {"pets", "orders"} <= set(local) and "team_items" not in local
+        assert "team_items" in admin.get("/state").json()["resourceList"]
+        assert [resource["name"] for resource in
+                admin.get("/state/resources", params=scope).json()] == ["team_items"]
+        assert admin.get("/state/resources", params={"workspaceId": "ws_unknown"}).json() == []
+
+        elsewhere = admin.get("/state/resources/pets", params=scope)
+        assert (elsewhere.status_code, elsewhere.json()) == (
+            404, {"error": "not_found", "message": "Table not found: pets"})
+        assert admin.get("/state/resources/team_items", params=scope).json()["itemCount"] == 1
+        assert admin.post("/state/resources/team_items/items", params=scope,
+                          json={"id": "added"}).status_code == 201
+        listed = admin.get("/state/resources/team_items/items", params=scope).json()
+        assert listed["meta"]["total"] == 2  # workspaceId is not taken as an item filter
+        assert admin.get("/state/resources/pets/items", params=scope).status_code == 404
+
+        # Resetting a workspace leaves the other workspaces' runtime items alone.
+        data.post("/pets", json={"id": "stays"})
+        assert admin.post("/reset", params=scope).json() == {"status": "reset", "tables": 1}
+        assert admin.get("/state/resources/team_items").json()["itemCount"] == 1
+        assert data.get("/pets/stays").status_code == 200
+        assert admin.post("/reset/pets", params=scope).status_code == 404
+        assert admin.post("/state/reset", params={**scope, "resource": "pets"}).status_code \
+            == 404
+        assert admin.delete("/state/resources/pets", params=scope).status_code == 404
+
+        assert {"name": "team_items", "seedData": [{"id": "seed"}]} in \
+            admin.get("/config", params=scope).json()["tables"]
+        assert "team_items" not in [table["name"] for table in
+                                    admin.get("/config").json().get("tables", [])]
+
+        missing_workspace = admin.post("/state/resources", params={"workspaceId": "ws_nope"},
+                                       json={"name": "orphan"})
+        assert missing_workspace.status_code == 404
+        assert missing_workspace.json()["error"] == "not_found"
+        assert "Workspace not found" in missing_workspace.json()["message"]
+        # One table namespace per engine: a name of another workspace is taken.
+        assert admin.post("/state/resources", params=scope,
+                          json={"name": "pets"}).status_code == 409
+
+        operation = {"name": "team_count", "steps": [
+            {"type": "read", "resource": "team_items", "id": "input.id", "as": "item"}],
+            "response": {"found": "item.id"}}
+        assert admin.post("/state/operations", params=scope, json=operation).status_code == 201
+        assert admin.get("/state/operations", params=scope).json() == {
+            "operations": [{"name": "team_count", "stepCount": 1,
+                            "consistency": "best_effort"}], "count": 1}
+        assert admin.get("/state/operations", params={"workspaceId": "local"}).json() == {
+            "operations": [], "count": 0}
+        assert admin.post("/state/operations/team_count/execute", params=scope,
+                          json={"id": "seed"}).json() == {"found": "seed"}
+        hidden = admin.post("/state/operations/team_count/execute",
+                            params={"workspaceId": "local"}, json={"id": "seed"})
+        assert (hidden.status_code, hidden.json()["message"]) == (
+            404, "Custom operation not found: team_count")
+        assert admin.get("/state/operations/team_count",
+                         params={"workspaceId": "local"}).status_code == 404
+        taken = admin.post("/state/operations", json=operation)  # local, same name
+        assert taken.status_code == 409 and taken.json()["error"] == "conflict"
+        assert admin.delete("/state/operations/team_count",
+                            params={"workspaceId": "local"}).status_code == 404
+        assert admin.delete("/state/operations/team_count", params=scope).json()["deleted"]
+
+        assert admin.post("/state/resources/team_items/unregister",
+                          params={"workspaceId": "local"}).status_code == 404
+        assert admin.post("/state/resources/team_items/unregister",
+                          params=scope).json()["deleted"] is True
+        assert admin.get("/state", params=scope).json()["total"] == 0
