@@ -50,6 +50,8 @@ class ServeEvent:
         near_misses: near-miss rows when nothing matched (behavior notes §4).
         error: an error code when the engine answered an error itself.
         response_body: the body sent when it is small and known, else None.
+        body_size: the request body's size in bytes when the request log kept only the start
+            of the body (None: ``len(request.body)``).
     """
 
     request: MockRequest
@@ -61,6 +63,7 @@ class ServeEvent:
     near_misses: list[dict[str, Any]] | None = None
     error: str | None = None
     response_body: bytes | None = None
+    body_size: int | None = None
 
 
 Observer = Callable[[ServeEvent], None]

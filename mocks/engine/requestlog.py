@@ -117,7 +117,8 @@ class LogRecord:
         entry["headers"] = headers
         if self.body:
             entry["body"] = _logged_body(request, self.body)
-        entry.update(bodySize=len(request.body), remoteAddr=request.client)
+        entry.update(bodySize=event.body_size if event.body_size is not None else len(request.body),
+                     remoteAddr=request.client)
         if event.mock_id is not None:
             # Contract note (behavior notes §1): SPEC spells `matchedMockID`; emit both.
             entry["matchedMockId"] = event.mock_id
@@ -355,9 +356,15 @@ class RequestLog:
     def observe(self, event: ServeEvent) -> None:
         """Serve-event observer: retain the event and count it (O(1); engine loop only)."""
         number = self._number = self._number + 1
-        body = event.request.body
+        request = event.request
+        body = request.body
         if len(body) > LOGGED_BODY_LIMIT:
-            body = body[:LOGGED_BODY_LIMIT]
+            # The log keeps up to 1000 requests: holding every full body (10 MiB each at most)
+            # and its decoded views could pin gigabytes. Keep the start and the size only.
+            event.body_size = len(body)
+            body = request.body = body[:LOGGED_BODY_LIMIT]
+            request.__dict__.pop("text", None)
+            request.__dict__.pop("json", None)
         self._raw.append((number, event, body))
         self._count(event)
         if self._subscribers:

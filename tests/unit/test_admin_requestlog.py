@@ -155,3 +155,18 @@ def test_parse_request_filter_reads_every_filter():
                                     "mqttTopic": "t"})
     assert (filters.limit, filters.offset, filters.status, filters.has_error,
             filters.unmatched_only, filters.extra) == (5, 2, 200, False, True, {"mqttTopic": "t"})
+
+
+def test_large_bodies_are_kept_truncated_with_their_true_size():
+    from mocks.engine.core import ServeEvent
+    from mocks.engine.requestlog import LOGGED_BODY_LIMIT, RequestLog
+    from tests.helpers import make_request
+
+    log = RequestLog(capacity=5)
+    request = make_request("POST", "/upload", body=b"x" * (LOGGED_BODY_LIMIT * 3))
+    assert request.text  # a matcher may have decoded the whole body
+    log.observe(ServeEvent(request, 0.0, 1.0, 200, "m", "/upload"))
+    entry = next(log.newest_first()).entry()
+    assert entry["bodySize"] == LOGGED_BODY_LIMIT * 3
+    assert len(entry["body"]) == LOGGED_BODY_LIMIT
+    assert len(request.body) == LOGGED_BODY_LIMIT and "text" not in request.__dict__
