@@ -109,3 +109,31 @@ def test_matcher_without_conditions_is_config_error():
     with pytest.raises(Exception) as caught:
         compile_snapshot(config)
     assert "mocks[0].http.matcher" in str(caught.value)
+
+
+def test_near_miss_ranking_equals_explaining_every_mock():
+    mocks = []
+    for index in range(60):
+        matcher = {}
+        if index % 3 == 0:
+            matcher["headers"] = {"X-A": "1", "X-B": str(index % 2)}
+        if index % 4 == 0:
+            matcher["queryParams"] = {"q": "x", "page": str(index % 3)}
+        if index % 5 == 0:
+            matcher["bodyJsonPath"] = {"$.a": 1, "$.b": index % 2}
+        mocks.append(http_mock(f"m{index}", ["GET", "POST", None][index % 3],
+                               f"/p{index % 7}/{{id}}" if index % 2 else f"/p{index % 7}",
+                               matcher=matcher))
+    snapshot = compile_snapshot(validate_config(make_config(*mocks)))
+    request = make_request("POST", "/p3", "q=x&page=1", headers={"X-A": "1", "X-B": "0"},
+                           body='{"a": 1, "b": 0}')
+    expected = []
+    for order, candidate in enumerate(snapshot.candidates):
+        score, results = candidate.matcher.explain(request)
+        if any(result.matched for _, result in results):
+            expected.append((-score, -(score * 100 // candidate.matcher.max_score), order,
+                             candidate.mock_id))
+    expected.sort(key=lambda row: row[:3])
+    got = near_misses(snapshot.candidates, request, limit=5)
+    assert [miss["mockId"] for miss in got] == [row[3] for row in expected[:5]]
+    assert [-miss["score"] for miss in got] == [row[0] for row in expected[:5]]
