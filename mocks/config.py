@@ -14,7 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mocks.importers.config_imports import ImportEntry
-from tables.config import ExtendBinding, StatefulBinding, StatefulResourceConfig, TableConfig
+from tables.config import (ExtendBinding, FieldRule, StatefulBinding,
+                           StatefulResourceConfig, TableConfig)
 from tables.operations_config import CustomOperationConfig
 
 from mocks.protocols.streaming.config import ChunkedConfig, SseConfig, check_stream_placement
@@ -118,6 +119,35 @@ class Response(Strict):
         return self
 
 
+class RequestValidation(Strict):
+    """``http.validation``: rules the request must satisfy before the mock answers (behavior
+    notes §7). Rule keys and formats are those of table validation (:class:`FieldRule`).
+
+    Attributes:
+        mode: ``strict`` (default: any failure rejects), ``warn`` (never rejects; the issues
+            go to the ``X-Mockd-Validation-Warnings`` header), ``permissive`` (only
+            ``required`` failures reject).
+        fields: ``{dot.path: rule}`` over the JSON body (``items.sku`` reaches every element).
+        required: body dot paths that must be present and not null.
+        path_params, query_params, headers: ``{name: rule}`` over the text values of the path
+            parameters, the query (first value) and the headers (names compared without case);
+            ``type: integer|number|boolean`` parses the text first.
+        json_schema: a JSON Schema object (``schema``): its ``properties``/``required`` become
+            body rules, its root ``type`` is checked (code ``schema``) and
+            ``additionalProperties: false`` reports other top-level keys (``unknown_field``).
+        fail_status: status of the rejection (default 400).
+    """
+
+    mode: Literal["strict", "warn", "permissive"] = "strict"
+    fields: dict[str, FieldRule] = Field(default_factory=dict)
+    required: list[str] = Field(default_factory=list)
+    path_params: dict[str, FieldRule] = Field(default_factory=dict, alias="pathParams")
+    query_params: dict[str, FieldRule] = Field(default_factory=dict, alias="queryParams")
+    headers: dict[str, FieldRule] = Field(default_factory=dict)
+    json_schema: dict[str, Any] | None = Field(None, alias="schema")
+    fail_status: int = Field(400, alias="failStatus", ge=100, le=599)
+
+
 class HttpMock(Strict):
     """SPEC "HTTP mock" (``http`` key of a mock)."""
 
@@ -128,7 +158,7 @@ class HttpMock(Strict):
     chunked: ChunkedConfig | None = None
     stateful_operation: str | None = Field(None, alias="statefulOperation")
     stateful_binding: StatefulBinding | None = Field(None, alias="statefulBinding")
-    validation: dict[str, Any] | None = None
+    validation: RequestValidation | None = None
 
     @model_validator(mode="after")
     def _stream_replaces_response(self) -> "HttpMock":

@@ -13,10 +13,12 @@ Field names are dot paths that reach nested fields and every element of an array
 Modes: ``strict`` rejects any issue; ``warn`` never rejects (the HTTP binding reports the
 issues in ``X-Mockd-Validation-Warnings``); ``permissive`` rejects only ``required`` issues.
 
-An issue is ``{field, location, code, message, received?, expected?}`` with the codes
+An issue is ``{field, location, code, message, received?, expected?, hint?}`` with the codes
 ``required``, ``type``, ``min_length``, ``max_length``, ``pattern``, ``format``, ``min``,
 ``max``, ``exclusive_min``, ``exclusive_max``, ``min_items``, ``max_items``, ``unique_items``,
-``enum`` and locations ``body`` or ``path``.
+``enum`` and locations ``body`` or ``path`` (tables) plus ``query`` and ``header`` (per-mock
+``http.validation``, :mod:`mocks.engine.validation`, which reuses :func:`check_document`,
+:func:`check_parameters` and :func:`mode_rejects`).
 
 No Django. Rules compile once (:class:`TableValidator`); checking never raises.
 """
@@ -47,11 +49,12 @@ class ValidationIssue:
 
     Attributes:
         field: the concrete path (``items[1].sku``, ``address.city``).
-        location: ``body`` or ``path``.
+        location: ``body``, ``path``, ``query`` or ``header``.
         code: ``required``, ``type``, ``min_length``, ... (see the module docstring).
         message: what is wrong, in words.
         received: the offending value when useful (not for ``required``).
         expected: what the rule wanted, as text.
+        hint: how to fix the request (set by ``http.validation``; tables leave it None).
     """
 
     field: str
@@ -60,15 +63,18 @@ class ValidationIssue:
     message: str
     received: Any = None
     expected: str | None = None
+    hint: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """``{field, location, code, message, received?, expected?}``."""
+        """``{field, location, code, message, received?, expected?, hint?}``."""
         out: dict[str, Any] = {"field": self.field, "location": self.location,
                                "code": self.code, "message": self.message}
         if self.received is not None:
             out["received"] = self.received
         if self.expected is not None:
             out["expected"] = self.expected
+        if self.hint is not None:
+            out["hint"] = self.hint
         return out
 
 
@@ -375,8 +381,7 @@ class TableValidator:
             merged.update(overlay.fields)
             names += [name for name in overlay.required if name not in names]
             mode = overlay.mode or mode
-        return _RuleSet(mode, tuple((name, tuple(name.split(".")), rule)
-                                    for name, rule in merged.items()), tuple(names))
+        return _RuleSet(mode, compile_fields(merged), tuple(names))
 
     def mode_for(self, action: str) -> str:
         """The mode in force for ``action`` (``create``, ``update`` or ``patch``)."""
@@ -387,38 +392,68 @@ class TableValidator:
         """Every issue of ``body`` for ``action`` (``create``, ``update``, ``patch``), plus
         path-parameter issues. Never raises."""
         rules = self._create if action == "create" else self._update
-        partial = action == "patch"
         issues: list[ValidationIssue] = []
-        if not partial:
-            for name in rules.required:
-                for path, present, value in resolve_path(body, name.split("."), ""):
-                    if not present or value is None:
-                        issues.append(ValidationIssue(path, "body", "required",
-                                                      f"{path} is required"))
-        for name, segments, rule in rules.fields:
-            for path, present, value in resolve_path(body, list(segments), ""):
-                check_value(rule, present, value, path, "body", partial, issues)
+        check_document(body, rules.fields, rules.required, action == "patch", issues)
         if self._path_params and path_params is not None:
-            for name, rule in self._path_params:
-                present = name in path_params
-                check_value(rule, present, _path_value(rule, path_params.get(name)), name,
-                            "path", False, issues)
+            check_parameters(self._path_params, path_params, "path", issues)
         return issues
 
     def rejects(self, issues: list[ValidationIssue], action: str) -> bool:
         """Whether ``issues`` reject the write under the mode in force."""
-        if not issues:
-            return False
-        mode = self.mode_for(action)
-        if mode == "warn":
-            return False
-        if mode == "permissive":
-            return any(issue.code == "required" for issue in issues)
-        return True
+        return mode_rejects(self.mode_for(action), issues)
 
 
-def _path_value(rule: FieldRule, text: str | None) -> Any:
-    """A path parameter as the rule's type (path parameters arrive as text)."""
+def compile_fields(fields: Mapping[str, FieldRule]
+                   ) -> tuple[tuple[str, tuple[str, ...], FieldRule], ...]:
+    """``{dot.path: rule}`` -> ``((dot.path, segments, rule), ...)`` for
+    :func:`check_document` (the path is split once, at compile time)."""
+    return tuple((name, tuple(name.split(".")), rule) for name, rule in fields.items())
+
+
+def check_document(body: Any, fields: tuple[tuple[str, tuple[str, ...], FieldRule], ...],
+                   required: tuple[str, ...] | list[str], partial: bool,
+                   issues: list[ValidationIssue]) -> None:
+    """Check a JSON document (location ``body``): every dot path of ``required`` must be
+    present and not null (skipped when ``partial``), every rule of ``fields`` (from
+    :func:`compile_fields`) must hold wherever its path reaches. Appends to ``issues``."""
+    if not partial:
+        for name in required:
+            for path, present, value in resolve_path(body, name.split("."), ""):
+                if not present or value is None:
+                    issues.append(ValidationIssue(path, "body", "required",
+                                                  f"{path} is required"))
+    for name, segments, rule in fields:
+        for path, present, value in resolve_path(body, list(segments), ""):
+            check_value(rule, present, value, path, "body", partial, issues)
+
+
+def check_parameters(rules: tuple[tuple[str, FieldRule], ...] | list[tuple[str, FieldRule]],
+                     values: Mapping[str, str], location: str,
+                     issues: list[ValidationIssue]) -> None:
+    """Check text parameters (``path``, ``query`` or ``header`` ``location``): each
+    ``(name, rule)`` reads ``values[name]``, coerced by :func:`value_from_text` so that
+    ``type: integer`` accepts ``"42"``. Appends to ``issues``."""
+    for name, rule in rules:
+        check_value(rule, name in values, value_from_text(rule, values.get(name)), name,
+                    location, False, issues)
+
+
+def mode_rejects(mode: str, issues: list[ValidationIssue]) -> bool:
+    """Whether ``issues`` reject a request under ``mode``: ``strict`` any issue, ``warn``
+    never, ``permissive`` only a ``required`` issue."""
+    if not issues:
+        return False
+    if mode == "warn":
+        return False
+    if mode == "permissive":
+        return any(issue.code == "required" for issue in issues)
+    return True
+
+
+def value_from_text(rule: FieldRule, text: str | None) -> Any:
+    """A text parameter as the rule's type (path, query and header values arrive as text):
+    ``integer``/``number`` parse as numbers, ``boolean`` accepts ``true``/``false``; text that
+    does not parse stays text, so the ``type`` check reports it."""
     if text is None or rule.type not in ("integer", "number", "boolean"):
         return text
     if rule.type == "boolean":

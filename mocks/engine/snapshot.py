@@ -19,6 +19,7 @@ from ..protocols.streaming.actions import compile_stream_action
 from .errors import ConfigError
 from .matching import Candidate, MatchIndex, compile_matcher, precedence_key
 from .responses import CompiledResponse
+from .validation import compile_request_validation, validating_action
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,8 @@ def compile_mock(mock: Mock, order: int, key_path: str, base_dir: Path,
 
     A mock bound to a table (``binding`` from ``extend``, else its ``http.statefulBinding``)
     answers from ``tables`` through a :class:`~tables.binding.BoundAction` (a throw-away store
-    when None, for validation only).
+    when None, for validation only). With ``http.validation`` the action is wrapped so the
+    request is checked first (:mod:`mocks.engine.validation`).
 
     Raises :class:`ConfigError` naming the offending key (``mocks[3].http.matcher.path``).
     """
@@ -76,6 +78,8 @@ def compile_mock(mock: Mock, order: int, key_path: str, base_dir: Path,
         # `statefulOperation: <name>` is the custom action of a binding without a table.
         binding = operation_binding(http.stateful_operation,
                                     f"{key_path}.http.statefulOperation")
+    # Compiled before the action so that a bad rule is reported even for a bound mock.
+    validator = compile_request_validation(http.validation, f"{key_path}.http.validation")
     action: Any
     if binding is not None:
         action = BoundAction(binding, tables if tables is not None else TableStore(),
@@ -84,6 +88,7 @@ def compile_mock(mock: Mock, order: int, key_path: str, base_dir: Path,
         action = compile_stream_action(http, f"{key_path}.http", base_dir)
     else:
         action = CompiledResponse(http.response, f"{key_path}.http.response", base_dir)
+    action = validating_action(validator, action)
     label = http.matcher.path or http.matcher.path_pattern or "*"
     return Candidate(mock_id=mock.id, name=mock.name, matcher=matcher,
                      key=precedence_key(matcher.specificity, matcher.condition_count,
