@@ -105,6 +105,8 @@ class EngineCollector:
                                         "Open streaming connections by protocol.",
                                         labels=["protocol"])
         connections.add_metric(["request-stream"], data.get("streamSubscribers", 0))
+        for protocol, count in sorted((status.get("openStreams") or {}).items()):
+            connections.add_metric([protocol], count)
         yield connections
         hits = CounterMetricFamily("mockd_match_hits", "Requests answered, by mock id.",
                                    labels=["mock_id"])

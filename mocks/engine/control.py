@@ -34,6 +34,7 @@ from .app import Receive, Scope, Send, acknowledge_lifespan, read_body
 from .core import Engine, utc_timestamp
 from .errors import ConfigError
 from .loader import validate_config
+from ..protocols.streaming.runtime import CHUNKED as STREAM_CHUNKED, SSE as STREAM_SSE
 from .requestlog import (DEFAULT_CAPACITY, QueryParameterError, RequestFilter, RequestLog,
                          parse_int, parse_request_filter, records_between)
 from .responses import JSON_TYPE, send_simple
@@ -103,9 +104,14 @@ class EngineControl(TableControl):
         """Whether the live snapshot holds a mock with this id (enabled or not)."""
         return any(mock.id == mock_id for mock in self.engine.snapshot.mocks)
 
+    def _open_streams_by_protocol(self) -> dict[str, int]:
+        """Open data-plane streams by protocol label (``sse``, ``chunked``)."""
+        return {kind: len(self.engine.streams.connections(kind=kind))
+                for kind in (STREAM_SSE, STREAM_CHUNKED)}
+
     async def status(self) -> dict[str, Any]:
         """``{ready, mockCount, activeMocks, requestCount, mocksByType, enabledByType,
-        streamSubscribers, startedAt, uptime}`` (uptime in whole seconds)."""
+        streamSubscribers, openStreams, startedAt, uptime}`` (uptime in whole seconds)."""
         by_type: dict[str, int] = {}
         enabled_by_type: dict[str, int] = {}
         for mock in self.engine.snapshot.mocks:
@@ -117,6 +123,7 @@ class EngineControl(TableControl):
                 "requestCount": self.request_log.counters.total,
                 "mocksByType": by_type, "enabledByType": enabled_by_type,
                 "streamSubscribers": self.request_log.subscriber_count,
+                "openStreams": self._open_streams_by_protocol(),
                 "startedAt": utc_timestamp(self.engine.started_at),
                 "uptime": int(time.time() - self.engine.started_at)}
 

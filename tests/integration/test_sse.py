@@ -314,6 +314,7 @@ def test_admin_lists_gets_and_closes_a_live_connection(server, admin):
     assert by_mock["count"] == 1 and by_mock["mockId"] == "endless"
     stats = admin.get("/sse/stats").json()
     assert stats["activeConnections"] == 1 and stats["connectionsByMock"] == {"endless": 1}
+    assert 'mockd_active_connections{protocol="sse"} 1.0' in admin.get("/metrics").text
     closed = admin.delete(f"/sse/connections/{connection['id']}")
     assert closed.status_code == 200
     assert closed.json() == {"message": "Connection closed", "connection": connection["id"]}
