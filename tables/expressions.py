@@ -483,8 +483,9 @@ class Logical(Node):
         return left or truth(self.right.evaluate(scope), self.operator)
 
 
-class Coalesce(Node):
-    """``left ?? right``: ``left`` unless it is nil (``right`` only runs then)."""
+class _Fallback(Node):
+    """``left <op> right``: ``left`` unless :meth:`falls_through` says to use ``right``
+    (``right`` only runs then)."""
 
     __slots__ = ("left", "right")
 
@@ -497,7 +498,21 @@ class Coalesce(Node):
 
     def evaluate(self, scope: Scope) -> Any:
         value = self.left.evaluate(scope)
-        return self.right.evaluate(scope) if value is None else value
+        return self.right.evaluate(scope) if self.falls_through(value) else value
+
+    @staticmethod
+    def falls_through(value: Any) -> bool:
+        raise NotImplementedError
+
+
+class Coalesce(_Fallback):
+    """``left ?? right``: ``left`` unless it is nil."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def falls_through(value: Any) -> bool:
+        return value is None
 
 
 def _ordered(operator: str, left: Any, right: Any) -> bool:
@@ -598,21 +613,14 @@ class Conditional(Node):
         return self.otherwise.evaluate(scope)
 
 
-class Elvis(Node):
+class Elvis(_Fallback):
     """``left ?: right``: ``left`` unless it is nil or false."""
 
-    __slots__ = ("left", "right")
+    __slots__ = ()
 
-    def __init__(self, left: Node, right: Node):
-        self.left = left
-        self.right = right
-
-    def children(self) -> tuple[Node, ...]:
-        return (self.left, self.right)
-
-    def evaluate(self, scope: Scope) -> Any:
-        value = self.left.evaluate(scope)
-        return self.right.evaluate(scope) if value is None or value is False else value
+    @staticmethod
+    def falls_through(value: Any) -> bool:
+        return value is None or value is False
 
 
 class ArrayLiteral(Node):
