@@ -93,10 +93,7 @@ class DataPlaneApp:
         started = time.perf_counter()
         # The common case is one body message; read it inline and only loop for more.
         message = await receive()
-        request = MockRequest(scope["method"], scope["path"],
-                              scope["query_string"].decode("latin-1"),
-                              raw_headers=scope["headers"], scheme=scope.get("scheme", "http"),
-                              peer=scope.get("client"), server=scope.get("server"))
+        request = MockRequest.from_scope(scope)
         try:
             if message.get("more_body"):
                 if _declared_length(scope["headers"]) > engine.max_body_size:
@@ -115,7 +112,7 @@ class DataPlaneApp:
             return
 
         cors = engine.cors
-        origin = request.header("origin") if cors.enabled else None
+        origin = request.header("origin", b"origin") if cors.enabled else None
         if origin is not None and cors.allowed(origin):
             send = cors.wrap(send, origin)
         else:

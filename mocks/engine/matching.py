@@ -157,12 +157,18 @@ class Candidate:
     path_template: str
 
 
-@dataclass(frozen=True, slots=True)
 class Match:
-    """A served match: the winning candidate and its path captures."""
+    """A served match: the winning candidate and its path captures (read-only by contract;
+    a plain slotted class because a frozen dataclass costs twice as much to create)."""
 
-    candidate: Candidate
-    path_params: dict[str, str]
+    __slots__ = ("candidate", "path_params")
+
+    def __init__(self, candidate: Candidate, path_params: dict[str, str]):
+        self.candidate = candidate
+        self.path_params = path_params
+
+    def __repr__(self) -> str:
+        return f"Match({self.candidate.mock_id!r}, {self.path_params!r})"
 
 
 class MatchIndex:
@@ -177,11 +183,15 @@ class MatchIndex:
 
     def __init__(self, candidates: Iterable[Candidate]):
         self.exact: dict[tuple[str | None, str], list[Candidate]] = {}
-        self.template: dict[tuple[str | None, int, str | None], list[Candidate]] = {}
+        #: ``(segment count, literal first segment or None) -> entries`` of every method,
+        #: presorted by precedence like the other buckets.
+        self.template: dict[tuple[int, str | None], list[_TemplateEntry]] = {}
         self.pattern: dict[str | None, list[Candidate]] = {}
         self.glob: dict[str | None, list[Candidate]] = {}
         self.pathless: dict[str | None, list[Candidate]] = {}
         self.candidates = sorted(candidates, key=lambda candidate: candidate.key)
+        #: Every literal path of the exact tier: one string lookup rules the tier out.
+        self.exact_paths: frozenset[str] = frozenset()
         for candidate in self.candidates:
             matcher = candidate.matcher
             method = matcher.method
@@ -190,21 +200,22 @@ class MatchIndex:
                 self.exact.setdefault((method, condition.form.literal), []).append(candidate)
             elif matcher.specificity == scores.SPECIFICITY_TEMPLATE:
                 form = condition.form
-                self.template.setdefault((method, form.segment_count, form.first_segment),
-                                         []).append(candidate)
+                self.template.setdefault((form.segment_count, form.first_segment),
+                                         []).append(_TemplateEntry(candidate))
             elif matcher.specificity == scores.SPECIFICITY_PATTERN:
                 self.pattern.setdefault(method, []).append(candidate)
             elif matcher.specificity == scores.SPECIFICITY_GLOB:
                 self.glob.setdefault(method, []).append(candidate)
             else:
                 self.pathless.setdefault(method, []).append(candidate)
+        self.exact_paths = frozenset(path for _, path in self.exact)
 
     def find(self, request: MockRequest) -> Match | None:
         """The winning match for ``request``, or None."""
         method = request.method
         path = request.path
-        exact = self.exact
-        if exact:
+        if path in self.exact_paths:
+            exact = self.exact
             best = _best_exact(exact.get((method, path)), exact.get((None, path)), request)
             if best:
                 return best
@@ -213,15 +224,13 @@ class MatchIndex:
             best = _best_of(request, pattern.get(method), pattern.get(None))
             if best:
                 return best
-        if self.template:
+        template = self.template
+        if template:
             count = path.count("/") + 1
             slash = path.find("/", 1)
-            first = path[1:] if slash < 0 else path[1:slash]
-            template = self.template
-            best = _best_of(request, template.get((method, count, first)),
-                            template.get((method, count, None)),
-                            template.get((None, count, first)),
-                            template.get((None, count, None)))
+            best = _best_template(request, method, path,
+                                  template.get((count, path[1:] if slash < 0 else path[1:slash])),
+                                  template.get((count, None)))
             if best:
                 return best
         for tier in (self.glob, self.pathless):
@@ -252,6 +261,69 @@ def _best_exact(with_method: list[Candidate] | None, any_method: list[Candidate]
                 best = candidate
                 break
     return Match(best, _NO_PARAMS) if best is not None else None
+
+
+class _TemplateEntry:
+    """A candidate of the ``{param}`` tier, unpacked for the serving loop.
+
+    The bucket already guarantees the segment count and the literal first segment; the
+    path regex captures the parameters (``[^/]+`` groups never miss, so no ``None`` fix-up),
+    and ``residual`` holds the conditions other than the method and the path.
+    """
+
+    __slots__ = ("candidate", "key", "method", "fullmatch", "names", "residual", "prefix",
+                 "prefix_length", "name")
+
+    def __init__(self, candidate: Candidate):
+        matcher = candidate.matcher
+        path_condition = matcher.path_condition
+        form = path_condition.form
+        self.candidate = candidate
+        self.key = candidate.key
+        self.method = matcher.method
+        self.fullmatch = form.regex.fullmatch
+        self.names = form.names
+        #: ``/api/users/`` of ``/api/users/{id}``: matched by a prefix test, not the regex.
+        self.prefix = form.last_parameter_prefix
+        self.prefix_length = len(self.prefix or "")
+        self.name = form.names[0]
+        self.residual = tuple(condition for condition in matcher.conditions
+                              if condition is not path_condition
+                              and not isinstance(condition, MethodCondition))
+
+
+def _best_template(request: MockRequest, method: str, path: str,
+                   *buckets: list[_TemplateEntry] | None) -> Match | None:
+    """Best full match among template-tier buckets (each presorted by precedence)."""
+    best: _TemplateEntry | None = None
+    best_params: dict[str, str] = _NO_PARAMS
+    for bucket in buckets:
+        if not bucket:
+            continue
+        for entry in bucket:
+            if best is not None and entry.key >= best.key:
+                break  # the bucket is sorted: nothing later can beat the best so far
+            if entry.method is not None and entry.method != method:
+                continue
+            if entry.prefix is not None:
+                # The bucket fixed the segment count, so the rest is exactly one segment.
+                if not path.startswith(entry.prefix) or len(path) == entry.prefix_length:
+                    continue
+                params = {entry.name: path[entry.prefix_length:]}
+            else:
+                found = entry.fullmatch(path)
+                if found is None:
+                    continue
+                params = dict(zip(entry.names, found.groups()))
+            for condition in entry.residual:
+                if not condition.evaluate(request).matched:
+                    break
+            else:
+                best, best_params = entry, params
+                break
+    if best is None:
+        return None
+    return Match(best.candidate, best_params)
 
 
 def _best_of(request: MockRequest, *buckets: list[Candidate] | None) -> Match | None:

@@ -28,6 +28,9 @@ class PathForm:
         specificity: one of the ``scores.SPECIFICITY_*`` ranks.
         segment_count: number of ``/`` separated segments when fixed (template form), else None.
         first_segment: the literal first segment when there is one, for the index.
+        last_parameter_prefix: for a template whose only placeholder is its whole last segment
+            (``/api/users/{id}``), the literal text before it (``/api/users/``): such a path
+            matches by a prefix test instead of the regex.
     """
 
     literal: str | None
@@ -36,6 +39,7 @@ class PathForm:
     specificity: int
     segment_count: int | None
     first_segment: str | None
+    last_parameter_prefix: str | None = None
 
 
 def compile_path(raw: str, key_path: str) -> PathForm:
@@ -94,8 +98,11 @@ def compile_path(raw: str, key_path: str) -> PathForm:
         raise ConfigError(key_path, f"cannot compile path {raw!r}: {error}") from None
     if glob:
         return PathForm(None, regex, tuple(names), scores.SPECIFICITY_GLOB, None, first_literal)
+    prefix, _, last = path.rpartition("/")
+    simple_last = (len(names) == 1 and "{" not in prefix and "*" not in prefix
+                   and _PLACEHOLDER.fullmatch(last) is not None)
     return PathForm(None, regex, tuple(names), scores.SPECIFICITY_TEMPLATE, len(segments),
-                    first_literal)
+                    first_literal, prefix + "/" if simple_last else None)
 
 
 def _literal_with_globs(text: str, names: list[str]) -> str:

@@ -129,7 +129,23 @@ class MockRequest:
     @cached_property
     def query(self) -> dict[str, str]:
         """First value of each query parameter (SPEC notes §5: "Query: first value, exact")."""
-        return {name: values[0] for name, values in self.query_all.items()}
+        if "query_all" in self.__dict__:
+            return {name: values[0] for name, values in self.query_all.items()}
+        out: dict[str, str] = {}
+        query = self.query_string
+        if not query:
+            return out
+        # One pass, first value wins; the same decoding as query_all.
+        encoded = "%" in query or "+" in query
+        for part in query.split("&"):
+            if not part:
+                continue
+            name, _, value = part.partition("=")
+            if encoded:
+                name, value = unquote_plus(name), unquote_plus(value)
+            if name not in out:
+                out[name] = value
+        return out
 
     @cached_property
     def headers(self) -> dict[str, str]:
@@ -146,13 +162,34 @@ class MockRequest:
                 out[name] = raw_value.decode("latin-1")
         return out
 
-    def header(self, name: str) -> str | None:
+    @classmethod
+    def from_scope(cls, scope: dict[str, Any]) -> MockRequest:
+        """The request of an ASGI ``http`` scope (body still empty): the hot path's
+        constructor, which skips the keyword handling of ``__init__``."""
+        request = cls.__new__(cls)
+        request.method = scope["method"].upper()  # h11 passes a lower-case method through
+        request.path = scope["path"]
+        request.query_string = scope["query_string"].decode("latin-1")
+        request.raw_headers = scope["headers"]
+        request.body = b""
+        request.scheme = scope.get("scheme", "http")
+        request.peer = scope.get("client")
+        request.server = scope.get("server")
+        return request
+
+    def header(self, name: str, encoded: bytes | None = None) -> str | None:
         """First value of header ``name`` (lower-case), or None; scans the raw pairs instead
-        of decoding every header when the :attr:`headers` view was not built yet."""
-        cached = self.__dict__.get("headers")
-        if cached is not None or "header_pairs" in self.__dict__:
+        of decoding every header when the :attr:`headers` view was not built yet.
+
+        Hot callers pass ``encoded`` (``name`` as latin-1 bytes) to skip encoding it.
+        """
+        state = self.__dict__
+        cached = state.get("headers")
+        if cached is not None:
+            return cached.get(name)
+        if "header_pairs" in state:
             return self.headers.get(name)
-        wanted = name.encode("latin-1")
+        wanted = encoded if encoded is not None else name.encode("latin-1")
         for raw_name, raw_value in self.raw_headers:
             if raw_name == wanted:
                 return raw_value.decode("latin-1")

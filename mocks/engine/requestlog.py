@@ -332,6 +332,10 @@ class TrafficCounters:
                 "total": sum(requests.values())}
 
 
+#: Cached views of a :class:`MockRequest` that can be rebuilt from its raw fields.
+_DERIVED_VIEWS = ("json", "text", "query", "query_all", "headers")
+
+
 class RequestLog:
     """Bounded log of data-plane requests (oldest dropped) with live subscribers.
 
@@ -358,13 +362,19 @@ class RequestLog:
         number = self._number = self._number + 1
         request = event.request
         body = request.body
+        views = request.__dict__
+        if views:
+            # The decoded views (parsed JSON body, query dicts, header dict) are rebuilt if a
+            # reader needs them. Freeing them now, while they are still in the CPU cache, is
+            # cheaper than freeing them cold when the entry falls out of the log, and the log
+            # then holds only raw bytes.
+            for view in _DERIVED_VIEWS:
+                views.pop(view, None)
         if len(body) > LOGGED_BODY_LIMIT:
             # The log keeps up to 1000 requests: holding every full body (10 MiB each at most)
-            # and its decoded views could pin gigabytes. Keep the start and the size only.
+            # could pin gigabytes. Keep the start and the size only.
             event.body_size = len(body)
             body = request.body = body[:LOGGED_BODY_LIMIT]
-            request.__dict__.pop("text", None)
-            request.__dict__.pop("json", None)
         self._raw.append((number, event, body))
         self._count(event)
         if self._subscribers:

@@ -75,7 +75,7 @@ class CompiledResponse:
     __slots__ = ("status", "delay_seconds", "seed", "_headers", "_has_content_type", "_body",
                  "_body_is_json", "_body_file", "_static_headers", "_static_body", "_file_cache",
                  "_static_start", "_static_message", "_empty_message", "_known_content_type",
-                 "_rendered_headers")
+                 "_rendered_headers", "_fixed_headers", "_render_inline")
 
     def __init__(self, response: Any, key_path: str, base_dir: Path):
         self.status: int = response.status_code if response else 200
@@ -126,12 +126,21 @@ class CompiledResponse:
         self._rendered_headers = [
             (name, template.render(None).encode("latin-1", "replace") if template.is_static
              else None, template) for name, template in self._headers]
-        if self._body_file is None and all(t.is_static for _, t in self._headers) and (
-                self._body is None or self._body.is_static):
-            body = self._render_body_value(None)
-            self._freeze(body, self._finish_headers(
-                [(name, template.render(None).encode("latin-1", "replace"))
-                 for name, template in self._headers], body))
+        self._fixed_headers: list[tuple[bytes, bytes]] | None = None
+        self._render_inline: Any = None
+        if self._body_file is None and all(t.is_static for _, t in self._headers):
+            static_headers = [(name, value) for name, value, _ in self._rendered_headers]
+            if self._body is None or self._body.is_static:
+                body = self._render_body_value(None)
+                self._freeze(body, self._finish_headers(static_headers, body))
+                return
+            # Only the body varies: the header list (with its Content-Type when that is known
+            # without seeing the body) is built once, the body renders straight to bytes.
+            self._render_inline = self._body.renderer()
+            if self._has_content_type or self._known_content_type:
+                if not self._has_content_type:
+                    static_headers.append((b"content-type", self._known_content_type))
+                self._fixed_headers = static_headers
 
     def _freeze(self, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
         """Pre-build the ASGI messages of a static response (sent as they are, every time)."""
@@ -186,8 +195,12 @@ class CompiledResponse:
         """``(status, headers, body)`` for one request. Raises :class:`BodyFileError`."""
         if self._static_body is not None:
             return self.status, list(self._static_headers), self._static_body
-        context = RenderContext(request=request, path_params=path_params,
-                                seed=resolve_seed(request, self.seed), state=state)
+        context = RenderContext(request, path_params, resolve_seed(request, self.seed), state)
+        if self._fixed_headers is not None:
+            value = self._render_inline(context)
+            body = value.encode() if type(value) is str or not self._body_is_json \
+                else orjson.dumps(value)
+            return self.status, self._fixed_headers.copy(), body
         if self._body_file is not None:
             body = self._file_template().render(context).encode()
         else:
@@ -204,6 +217,18 @@ class CompiledResponse:
         if self._static_start is not None:
             await send(self._static_start)
             await send(self._empty_message if request.method == "HEAD" else self._static_message)
+            return self.status
+        if self._fixed_headers is not None:
+            # The common templated answer: fixed headers, a rendered body. Never raises.
+            value = self._render_inline(RenderContext(request, path_params,
+                                                      resolve_seed(request, self.seed), state))
+            body = value.encode() if type(value) is str or not self._body_is_json \
+                else orjson.dumps(value)
+            await send({"type": "http.response.start", "status": self.status,
+                        "headers": [*self._fixed_headers,
+                                    (b"content-length", b"%d" % len(body))]})
+            await send({"type": "http.response.body",
+                        "body": b"" if request.method == "HEAD" else body})
             return self.status
         try:
             status, headers, body = self.render(request, path_params, state)

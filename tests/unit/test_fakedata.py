@@ -157,6 +157,17 @@ def test_fake_data_type_same_seed_repeats_and_other_seeds_vary(type_name):
     assert len(set(first)) > 1, f"{type_name} gave {first[0]!r} for {len(SEEDS)} different seeds"
 
 
+@pytest.mark.parametrize("type_name", sorted(fakedata.FAKER_FREE_TYPES))
+def test_fake_data_faker_free_type_generates_valid_value_without_faker(type_name):
+    # Templates call these with faker=None; one that reached for Faker would raise here.
+    generate = fakedata.FAKE_DATA_GENERATORS[type_name]
+    for seed in SEEDS:
+        rng = fakedata.seeded_random(seed)
+        value = generate(None, rng)
+        assert VALIDATORS[type_name](value), f"seed {seed}: {value!r}"
+        assert value == fakedata.generate(type_name, seed)
+
+
 @pytest.mark.parametrize("spelling,canonical", [
     pytest.param("firstName", "firstName", id="SPEC spelling"),
     pytest.param("firstname", "firstName", id="lower case"),

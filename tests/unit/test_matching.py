@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mocks.engine.loader import validate_config
 from mocks.engine.matching import (MatchIndex, compile_matcher, near_misses, precedence_key)
@@ -137,3 +139,55 @@ def test_near_miss_ranking_equals_explaining_every_mock():
     got = near_misses(snapshot.candidates, request, limit=5)
     assert [miss["mockId"] for miss in got] == [row[3] for row in expected[:5]]
     assert [-miss["score"] for miss in got] == [row[0] for row in expected[:5]]
+
+
+TEMPLATES = ["/api/users/{id}", "/{id}", "/a/{x}/b", "/a/{id}.json", "/a/{b}/{c}", "/a/x{id}",
+             "/api/users/{id}/orders"]
+
+
+def _served(mocks, request):
+    snapshot = compile_snapshot(validate_config(make_config(*mocks)))
+    match = snapshot.index.find(request)
+    return (match.candidate.mock_id, match.path_params) if match else None
+
+
+@pytest.mark.parametrize("path,expected", [
+    ("/api/users/42", ("t0", {"id": "42"})),
+    ("/api/users/", None),                      # the parameter needs at least one character
+    ("/api/users/4/2", None),                   # ... and stays inside one segment
+    ("/api/users/a.b%20c", ("t0", {"id": "a.b%20c"})),
+    ("/api/usersx/42", None),
+    ("/7", ("t1", {"id": "7"})),
+    ("/a/x9", ("t5", {"id": "9"})),
+    ("/a/1.json", ("t3", {"id": "1"})),
+    ("/a/q/b", ("t2", {"x": "q"})),
+    ("/a/q/r", ("t4", {"b": "q", "c": "r"})),
+    ("/api/users/5/orders", ("t6", {"id": "5"})),
+])
+def test_template_paths_capture_one_segment_per_parameter(path, expected):
+    mocks = [http_mock(f"t{index}", "GET", template) for index, template in enumerate(TEMPLATES)]
+    assert _served(mocks, make_request("GET", path)) == expected
+
+
+def test_template_index_agrees_with_the_path_condition_on_random_paths():
+    # The index matches some templates by a prefix test instead of the regex; the answer must
+    # be the one the condition objects (which near misses also use) give.
+    segment = st.text(alphabet="au/.x1", min_size=0, max_size=4)
+    mocks = [http_mock(f"t{index}", "GET", template) for index, template in enumerate(TEMPLATES)]
+    snapshot = compile_snapshot(validate_config(make_config(*mocks)))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(segment, min_size=1, max_size=4))
+    def check(segments):
+        request = make_request("GET", "/" + "/".join(segments))
+        match = snapshot.index.find(request)
+        expected = None
+        for candidate in snapshot.index.candidates:  # presorted by precedence
+            captures = candidate.matcher.match(request)
+            if captures is not None:
+                expected = (candidate.mock_id, captures)
+                break
+        assert (None if match is None else (match.candidate.mock_id, match.path_params)) \
+            == expected
+
+    check()

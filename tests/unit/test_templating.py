@@ -530,3 +530,16 @@ def test_compile_template_property_arbitrary_text_compiles_or_raises_template_er
     except TemplateError:
         return
     assert isinstance(template.render(RenderContext(order_request(), {}, 1, TemplateState())), str)
+
+
+def test_json_body_keys_with_quotes_and_newlines_render_as_data():
+    # Object and array templates are compiled to Python functions; keys and static values are
+    # data passed beside the code, never code themselves.
+    hostile = "k\"}); import os; os._exit(3) #\n\\"
+    template = compile_value({hostile: "{{request.path}}", "static": [hostile, "{{uuid}}", 1],
+                              "n": None})
+    request = MockRequest("GET", "/p")
+    rendered = template.render(RenderContext(request, {}, None, TemplateState()))
+    assert rendered[hostile] == "/p"
+    assert rendered["static"][0] == hostile and rendered["static"][2] == 1
+    assert len(rendered["static"][1]) == 36 and rendered["n"] is None
