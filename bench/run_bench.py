@@ -1,7 +1,11 @@
 """Data-plane benchmark: mockd engine vs a raw ASGI ceiling, loaded with wrk on loopback.
 
-Server pinned to core 0, wrk to core 1: ``wrk -t1 -c50 -d10s --latency``. Reports req/s, p50,
-p99, server RSS and the ratio to the raw-ASGI ceiling measured in the same run.
+Server pinned to core 0, wrk to core 1: ``wrk -t1 -c50 -d5s --latency`` per round. Every
+server is started first; then each round loads them one after another (ceiling, static, ...,
+ceiling, static, ...), so a slow spell of the machine hits every scenario alike. Reports the
+median req/s, p50 and p99 over the rounds, server RSS at the end, the ratio to the raw-ASGI
+ceiling, and for the templated case the median of its per-round ratios to static and
+static-post.
 
 Scenarios (issue "runnable mock server", item 8):
   ceiling   raw ASGI hello-world under uvicorn (same settings)
@@ -19,8 +23,8 @@ Scenarios (issue "runnable mock server", item 8):
   create    POST /api/items with a small JSON body
   --peers adds json-server 0.17 (npm) serving the same 100 items, for list and create
 
-Usage: python bench/run_bench.py [--duration 10] [--connections 50] [--only static,crowded]
-                                 [--peers]
+Usage: python bench/run_bench.py [--duration 5] [--rounds 3] [--connections 50]
+                                 [--only static,crowded] [--peers]
 Needs wrk (Debian package) and taskset; --peers needs node and npm. Writes
 bench/out/results.json.
 """
@@ -32,6 +36,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -184,23 +189,45 @@ def run_wrk(url: str, method: str, body: str | None, duration: int, connections:
             "socket_errors": errors.group(1) if errors else ""}
 
 
-def measure(name: str, argv: list[str], url: str, method: str, body: str | None,
-            duration: int, connections: int, workdir: Path) -> dict:
-    process = subprocess.Popen(["taskset", "-c", "0", *argv], stdout=subprocess.DEVNULL,
-                               stderr=open(workdir / f"{name}.log", "wb"), cwd=workdir)
-    try:
-        wait_ready(url.rsplit("/api", 1)[0] + "/health" if name != "ceiling" else url, process)
-        # warm-up: fills caches, lets the allocator settle
-        run_wrk(url, method, body, 2, connections)
-        result = run_wrk(url, method, body, duration, connections)
-        result["rss_mb"] = round(rss_mb(process.pid), 1)
-        return result
-    finally:
-        process.terminate()
+class Server:
+    """One server under test, pinned to core 0, alive for the whole run."""
+
+    def __init__(self, name: str, argv: list[str], url: str, method: str, body: str | None,
+                 workdir: Path, health_url: str | None = None):
+        self.name, self.url, self.method, self.body = name, url, method, body
+        self.process = subprocess.Popen(["taskset", "-c", "0", *argv],
+                                        stdout=subprocess.DEVNULL,
+                                        stderr=open(workdir / f"{name}.log", "wb"), cwd=workdir)
+        self.rounds: list[dict] = []
         try:
-            process.wait(timeout=10)
+            wait_ready(health_url or url, self.process)
+        except BaseException:
+            self.stop()
+            raise
+
+    def load(self, duration: int, connections: int, warm_up: bool = False) -> None:
+        if warm_up:  # fills caches, lets the allocator settle
+            run_wrk(self.url, self.method, self.body, 2, connections)
+            return
+        self.rounds.append(run_wrk(self.url, self.method, self.body, duration, connections))
+
+    def summary(self) -> dict:
+        median = statistics.median
+        return {"rps": median(r["rps"] for r in self.rounds),
+                "rounds_rps": [round(r["rps"]) for r in self.rounds],
+                "p50_ms": median(r["p50_ms"] for r in self.rounds),
+                "p99_ms": median(r["p99_ms"] for r in self.rounds),
+                "non2xx": sum(r["non2xx"] for r in self.rounds),
+                "socket_errors": "; ".join(r["socket_errors"] for r in self.rounds
+                                           if r["socket_errors"]),
+                "rss_mb": round(rss_mb(self.process.pid), 1)}
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            process.kill()
+            self.process.kill()
 
 
 JSON_SERVER_VERSION = "0.17.4"
@@ -222,7 +249,8 @@ def json_server_command(workdir: Path, port: int) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--duration", type=int, default=5, help="seconds per round")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=50)
     parser.add_argument("--only", default="", help="comma-separated scenario names")
     parser.add_argument("--peers", action="store_true",
@@ -234,26 +262,35 @@ def main() -> int:
     selected = [name for name in SCENARIOS
                 if not arguments.only or name in arguments.only.split(",")]
     workdir = Path(tempfile.mkdtemp(prefix="mockd-bench-"))
-    results: dict[str, dict] = {}
-    port = free_port()
-    results["ceiling"] = measure("ceiling", [PYTHON, str(HERE / "raw_asgi.py"), str(port)],
-                                 f"http://127.0.0.1:{port}/api/hello", "GET", None,
-                                 arguments.duration, arguments.connections, workdir)
-    for name in selected:
-        config, method, path, body, extra = SCENARIOS[name]
-        config_path = workdir / f"{name}.yaml"
-        config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    servers: list[Server] = []
+    try:
         port = free_port()
-        argv = [MOCKD, "engine", "-c", str(config_path), "--port", str(port), *extra]
-        results[name] = measure(name, argv, f"http://127.0.0.1:{port}{path}", method, body,
-                                arguments.duration, arguments.connections, workdir)
-    if arguments.peers:
-        for name, method, body in (("json-server-list", "GET", None),
-                                   ("json-server-create", "POST", POST_ITEM)):
+        servers.append(Server("ceiling", [PYTHON, str(HERE / "raw_asgi.py"), str(port)],
+                              f"http://127.0.0.1:{port}/api/hello", "GET", None, workdir))
+        for name in selected:
+            config, method, path, body, extra = SCENARIOS[name]
+            config_path = workdir / f"{name}.yaml"
+            config_path.write_text(yaml.safe_dump(config, sort_keys=False))
             port = free_port()
-            results[name] = measure(name, json_server_command(workdir, port),
-                                    f"http://127.0.0.1:{port}/items", method, body,
-                                    arguments.duration, arguments.connections, workdir)
+            argv = [MOCKD, "engine", "-c", str(config_path), "--port", str(port), *extra]
+            servers.append(Server(name, argv, f"http://127.0.0.1:{port}{path}", method, body,
+                                  workdir, health_url=f"http://127.0.0.1:{port}/health"))
+        if arguments.peers:
+            for name, method, body in (("json-server-list", "GET", None),
+                                       ("json-server-create", "POST", POST_ITEM)):
+                port = free_port()
+                servers.append(Server(name, json_server_command(workdir, port),
+                                      f"http://127.0.0.1:{port}/items", method, body, workdir))
+        for server in servers:
+            server.load(arguments.duration, arguments.connections, warm_up=True)
+        for _ in range(arguments.rounds):
+            for server in servers:
+                server.load(arguments.duration, arguments.connections)
+        results = {server.name: server.summary() for server in servers}
+        by_name = {server.name: server for server in servers}
+    finally:
+        for server in servers:
+            server.stop()
     ceiling = results["ceiling"]["rps"]
     print(f"{'scenario':<18} {'req/s':>9} {'ratio':>7} {'p50 ms':>8} {'p99 ms':>8} "
           f"{'RSS MB':>7} {'non-2xx':>8}")
@@ -269,9 +306,13 @@ def main() -> int:
             print(f"{ours}: {ratio:.1f}x json-server")
     for reference in ("static", "static-post"):
         if reference in results and "templated" in results:
-            ratio = results["templated"]["rps"] / results[reference]["rps"]
+            ratios = [ours["rps"] / theirs["rps"] for ours, theirs
+                      in zip(by_name["templated"].rounds, by_name[reference].rounds)]
+            ratio = statistics.median(ratios)
             results["templated"][f"ratio_to_{reference}"] = round(ratio, 3)
-            print(f"templated: {ratio:.2f} of {reference}")
+            results["templated"][f"round_ratios_to_{reference}"] = [round(r, 3) for r in ratios]
+            print(f"templated: {ratio:.2f} of {reference} (median of rounds: "
+                  f"{', '.join(f'{r:.2f}' for r in ratios)})")
     out = HERE / "out"
     out.mkdir(exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2))

@@ -58,6 +58,16 @@ async def send_simple(send: Send, status: int, headers: list[tuple[bytes, bytes]
     await send({"type": "http.response.body", "body": b"" if head else body})
 
 
+_CONTENT_LENGTH_HEADERS = [(b"content-length", b"%d" % size) for size in range(4096)]
+
+
+def content_length_header(size: int) -> tuple[bytes, bytes]:
+    """The ``(b"content-length", b"<size>")`` pair; prebuilt for bodies under 4 KiB."""
+    if size < 4096:
+        return _CONTENT_LENGTH_HEADERS[size]
+    return (b"content-length", b"%d" % size)
+
+
 def json_body(value: Any) -> bytes:
     """Compact JSON bytes (orjson)."""
     return orjson.dumps(value)
@@ -220,13 +230,15 @@ class CompiledResponse:
             return self.status
         if self._fixed_headers is not None:
             # The common templated answer: fixed headers, a rendered body. Never raises.
-            value = self._render_inline(RenderContext(request, path_params,
-                                                      resolve_seed(request, self.seed), state))
+            seed = self.seed
+            if "seed" in request.query_string or \
+                    request.header("x-mockd-seed", b"x-mockd-seed") is not None:
+                seed = resolve_seed(request, seed)
+            value = self._render_inline(RenderContext(request, path_params, seed, state))
             body = value.encode() if type(value) is str or not self._body_is_json \
                 else orjson.dumps(value)
             await send({"type": "http.response.start", "status": self.status,
-                        "headers": [*self._fixed_headers,
-                                    (b"content-length", b"%d" % len(body))]})
+                        "headers": [*self._fixed_headers, content_length_header(len(body))]})
             await send({"type": "http.response.body",
                         "body": b"" if request.method == "HEAD" else body})
             return self.status

@@ -543,3 +543,15 @@ def test_json_body_keys_with_quotes_and_newlines_render_as_data():
     assert rendered[hostile] == "/p"
     assert rendered["static"][0] == hostile and rendered["static"][2] == 1
     assert len(rendered["static"][1]) == 36 and rendered["n"] is None
+
+
+@pytest.mark.parametrize("query_string", [
+    "q=search", "a=1&q=first&q=second", "q", "q=", "qq=1&q=2", "x=1", "", "&&q=v&", "q=a=b",
+    "q=hello+world", "q=caf%C3%A9", "%71=encoded-name", "q=1&q=%32", "Q=upper",
+])
+def test_query_expression_gives_the_first_value_the_query_view_gives(query_string):
+    # The evaluator scans plain query strings itself; it must agree with MockRequest.query.
+    request = MockRequest("GET", "/p", query_string)
+    expected = MockRequest("GET", "/p", query_string).query.get("q", "")
+    template = compile_template("{{request.query.q}}")
+    assert template.render(RenderContext(request, {}, None, TemplateState())) == expected
