@@ -129,14 +129,16 @@ POST_ORDER = json.dumps({"customer": {"tier": "gold"}, "items": [{"sku": "A-1", 
 POST_USER = json.dumps({"name": "Ada"})
 POST_ITEM = json.dumps({"name": "new item", "price": 9.99})
 
+# Loaded in this order every round: the cases compared with each other sit side by side, so
+# they meet the same state of the machine.
 SCENARIOS = {
     "static": ({"version": "1.0", "mocks": [hello_mock()]}, "GET", "/api/hello", None, []),
+    "static-post": (static_post_config(), "POST", "/api/users/42?q=search", POST_USER, []),
+    "templated": (templated_config(), "POST", "/api/users/42?q=search", POST_USER, []),
     "crowded": (crowded_config(), "GET", "/api/hello", None, []),
     "jsonpath": (jsonpath_config(), "POST", "/api/orders", POST_ORDER, []),
     "daphne": ({"version": "1.0", "mocks": [hello_mock()]}, "GET", "/api/hello", None,
                ["--server", "daphne"]),
-    "static-post": (static_post_config(), "POST", "/api/users/42?q=search", POST_USER, []),
-    "templated": (templated_config(), "POST", "/api/users/42?q=search", POST_USER, []),
     "list": (items_config(), "GET", "/api/items", None, []),
     "create": (items_config(), "POST", "/api/items", POST_ITEM, []),
 }
