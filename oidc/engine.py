@@ -7,8 +7,8 @@ Source: SPEC "Identity-provider endpoints"; behavior notes §8 ("endpoints live 
 port under the path part of ``issuer``": ``http://localhost:4280/auth`` -> ``/auth/token``,
 no path -> root).
 
-Concurrency: compiled and served on the engine loop. The signing key and the token store are
-looked up by mock id at compile time and live outside the compiled objects, so a recompile
+Concurrency: compiled and served on the engine loop. The signing key (per process) and the
+token store (in the engine's per-mock state) live outside the compiled objects, so a recompile
 (every admin edit) keeps issued codes and tokens valid. Django-free.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .config import validate_oauth_config
 from .errors import ServerError, error_body
 from .keys import process_signing_key
 from .provider import ENDPOINTS, Endpoint, IdentityProvider, json_response
-from .store import store_for
+from .store import TokenStore
 
 logger = logging.getLogger("mockd.oidc")
 
@@ -69,13 +69,22 @@ def compile_oauth_mock(mock: Any, key_path: str, context: dict[str, Any]) -> lis
     """The routes of the ``oauth`` mock at ``key_path`` (``mocks[3]``).
 
     ``mock`` is a :class:`mocks.config.Mock` whose ``oauth`` is the raw dict; ``context`` is
-    the snapshot's compile context (unused). Returns one :class:`ProtocolRoute` per endpoint,
+    the snapshot's compile context: its ``state`` dict (the engine's runtime state of this
+    mock) holds the token store under ``"tokens"``, so codes and tokens outlive a recompile
+    and are freed when the mock is deleted. Returns one :class:`ProtocolRoute` per endpoint,
     mounted under the issuer's path.
 
     Raises :class:`~mocks.engine.errors.ConfigError` naming ``<key_path>.oauth.<field>``.
     """
     config = validate_oauth_config(mock.oauth, key_path)
-    provider = IdentityProvider(mock.id, config, store_for(mock.id), process_signing_key())
+    # The engine keeps this mock's state across recompiles and drops it with the mock.
+    state = context.get("state")
+    if state is None:
+        state = {}
+    store = state.get("tokens")
+    if store is None:
+        store = state["tokens"] = TokenStore()
+    provider = IdentityProvider(mock.id, config, store, process_signing_key())
     base = config.issuer_path
     routes = [ProtocolRoute(path=f"{base}{endpoint.suffix}", mock_id=mock.id,
                             action=IdentityProviderAction(provider, endpoint),

@@ -135,15 +135,3 @@ class TokenStore:
                               if record.expires_at > now}
         self.refresh_tokens = {key: record for key, record in self.refresh_tokens.items()
                                if record.expires_at > now}
-
-
-_stores: dict[str, TokenStore] = {}
-
-
-def store_for(mock_id: str) -> TokenStore:
-    """The store of the mock ``mock_id``, created on first use and kept across recompiles."""
-    store = _stores.get(mock_id)
-    if store is None:
-        store = _stores[mock_id] = TokenStore()
-    return store
-

@@ -92,6 +92,10 @@ class Engine:
         self.snapshot: Snapshot = empty_snapshot()
         self.template_state = TemplateState()
         self.tables = TableStore()
+        #: ``mock id -> {name: object}``: runtime state of protocol handlers (an identity
+        #: provider's token store) that must outlive recompiles of its mock; dropped when the
+        #: mock leaves the config.
+        self.protocol_state: dict[str, dict[str, Any]] = {}
         self.streams = StreamRuntime()  # open streams and resumption buffers (issue 7)
         self.max_body_size = max_body_size
         self.ready = False
@@ -112,7 +116,7 @@ class Engine:
         """
         if base_dir is not None:
             self.base_dir = Path(base_dir)
-        snapshot = compile_snapshot(config, self.base_dir, self.tables)
+        snapshot = compile_snapshot(config, self.base_dir, self.tables, self.protocol_state)
         cors = (compile_cors(config, self.cors_origins)
                 if config.server_config is not None or self.cors_origins is not None else None)
         # No await between these lines: requests see the new tables, operations and snapshot
@@ -120,6 +124,10 @@ class Engine:
         self.tables.apply_definitions(snapshot.table_definitions)
         apply_operations(self.tables, snapshot.custom_operations)
         self.snapshot = snapshot
+        # Runtime state of protocol mocks that are gone (an IdP's issued tokens) goes with them.
+        live_ids = {mock.id for mock in snapshot.mocks}
+        for mock_id in [mock_id for mock_id in self.protocol_state if mock_id not in live_ids]:
+            del self.protocol_state[mock_id]
         if cors is not None:
             self.cors = cors
         self.streams.snapshot_loaded(snapshot)  # closes streams of changed or removed mocks

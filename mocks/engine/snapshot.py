@@ -97,12 +97,15 @@ def compile_mock(mock: Mock, order: int, key_path: str, base_dir: Path,
 
 
 def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
-                     tables: TableStore | None = None) -> Snapshot:
+                     tables: TableStore | None = None,
+                     protocol_state: dict[str, dict[str, Any]] | None = None) -> Snapshot:
     """Compile every mock, table and extend binding of ``config`` and build the index.
 
     ``base_dir`` resolves relative ``bodyFile`` paths (the config file's folder). ``tables``
     is the engine's table store that bound mocks answer from (compiling never changes it; the
-    engine applies ``table_definitions`` when it swaps the snapshot in).
+    engine applies ``table_definitions`` when it swaps the snapshot in). ``protocol_state``
+    is the engine's ``mock id -> state`` dict: a protocol compiler gets its mock's entry as
+    ``context["state"]`` and keeps there what must survive a recompile.
     Raises :class:`ConfigError` for the first mock, table or binding that does not compile;
     nothing is swapped in that case, so the running snapshot stays as it was.
     """
@@ -123,7 +126,8 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
         compiler = compiler_for(mock.type)
         if compiler is None:
             continue
-        for route in compiler(mock, key_path, {"base_dir": base}):
+        state = {} if protocol_state is None else protocol_state.setdefault(mock.id, {})
+        for route in compiler(mock, key_path, {"base_dir": base, "state": state}):
             if not mock.enabled:
                 continue
             if route.prefix:

@@ -12,7 +12,7 @@ import pytest
 
 from oidc.engine import compile_oauth_mock
 from oidc.keys import RSA_KEY_BITS, SigningKey, process_signing_key
-from oidc.store import SWEEP_EVERY, TokenRecord, TokenStore, store_for
+from oidc.store import SWEEP_EVERY, TokenRecord, TokenStore
 from mocks.config import Mock
 from tests.oidc_presets import (ALICE_CLAIMS, AUDIENCE, Clock, basic, form_request,
                                 make_provider, oauth_mock)
@@ -177,13 +177,37 @@ def test_store_sweep_forgets_expired_entries():
 
 def test_tokens_survive_a_recompile_of_the_mock():
     definition = Mock.model_validate(oauth_mock(mock_id="recompiled"))
-    routes = {route.path: route for route in compile_oauth_mock(definition, "mocks[0]", {})}
+    state: dict = {}  # what the engine hands every compile of this mock
+    routes = {route.path: route
+              for route in compile_oauth_mock(definition, "mocks[0]", {"state": state})}
     provider = routes["/auth/token"].action.provider
     token = _token(provider, {"grant_type": "client_credentials"})["access_token"]
-    again = {route.path: route for route in compile_oauth_mock(definition, "mocks[0]", {})}
+    again = {route.path: route
+             for route in compile_oauth_mock(definition, "mocks[0]", {"state": state})}
     recompiled = again["/auth/introspect"].action.provider
-    assert recompiled is not provider and recompiled.store is store_for("recompiled")
+    assert recompiled is not provider and recompiled.store is provider.store
     assert recompiled.tokens.introspect(token) is not None
+
+
+def test_engine_keeps_tokens_across_reloads_and_frees_them_with_the_mock():
+    from mocks.engine.core import Engine
+    from mocks.engine.loader import validate_config
+
+    engine = Engine()
+    idp = oauth_mock(mock_id="idp")
+    other = {"id": "plain", "type": "http",
+             "http": {"matcher": {"path": "/x"}, "response": {"body": "x"}}}
+    engine.load(validate_config({"version": "1.0", "mocks": [idp, other]}))
+    provider = engine.snapshot.routes["/auth/token"].action.provider
+    token = _token(provider, {"grant_type": "client_credentials"})["access_token"]
+    engine.load(validate_config({"version": "1.0", "mocks": [other, idp]}))  # an edit
+    reloaded = engine.snapshot.routes["/auth/introspect"].action.provider
+    assert reloaded.tokens.introspect(token) is not None
+    engine.load(validate_config({"version": "1.0", "mocks": [other]}))       # idp deleted
+    assert "idp" not in engine.protocol_state
+    engine.load(validate_config({"version": "1.0", "mocks": [other, idp]}))  # and back
+    fresh = engine.snapshot.routes["/auth/introspect"].action.provider
+    assert fresh.tokens.introspect(token) is None
 
 
 @pytest.mark.parametrize("scope", ["openid", "openid profile email"])
