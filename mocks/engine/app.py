@@ -112,7 +112,7 @@ class DataPlaneApp:
             return
 
         cors = engine.cors
-        origin = request.header("origin", b"origin") if cors.enabled else None
+        origin = request.origin_header if cors.enabled else None
         if origin is not None and cors.allowed(origin):
             send = cors.wrap(send, origin)
         else:

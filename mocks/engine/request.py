@@ -57,7 +57,7 @@ class MockRequest:
     """
 
     __slots__ = ("method", "path", "query_string", "raw_headers", "body", "scheme", "peer",
-                 "server", "__dict__")
+                 "server", "origin_header", "seed_header", "__dict__")
 
     def __init__(self, method: str, path: str, query_string: str = "",
                  header_pairs: list[tuple[str, str]] | None = None, body: bytes = b"",
@@ -80,6 +80,10 @@ class MockRequest:
         #: ASGI ``client`` and ``server`` tuples, formatted only when read.
         self.peer = peer
         self.server = server
+        #: The ``Origin`` (CORS) and ``X-Mockd-Seed`` (templating) headers, read on most
+        #: requests, so they are found once when the request is built.
+        self.origin_header = self.header("origin")
+        self.seed_header = self.header("x-mockd-seed")
 
     @cached_property
     def host(self) -> str:
@@ -175,13 +179,23 @@ class MockRequest:
         request.scheme = scope.get("scheme", "http")
         request.peer = scope.get("client")
         request.server = scope.get("server")
+        # One pass finds the two headers the engine reads on most requests.
+        origin = seed = None
+        for name, value in request.raw_headers:
+            if name == b"origin":
+                if origin is None:
+                    origin = value.decode("latin-1")
+            elif name == b"x-mockd-seed" and seed is None:
+                seed = value.decode("latin-1")
+        request.origin_header = origin
+        request.seed_header = seed
         return request
 
     def header(self, name: str, encoded: bytes | None = None) -> str | None:
         """First value of header ``name`` (lower-case), or None; scans the raw pairs instead
         of decoding every header when the :attr:`headers` view was not built yet.
 
-        Hot callers pass ``encoded`` (``name`` as latin-1 bytes) to skip encoding it.
+        Callers may pass ``encoded`` (``name`` as latin-1 bytes) to skip encoding it.
         """
         state = self.__dict__
         cached = state.get("headers")

@@ -231,14 +231,16 @@ class CompiledResponse:
         if self._fixed_headers is not None:
             # The common templated answer: fixed headers, a rendered body. Never raises.
             seed = self.seed
-            if "seed" in request.query_string or \
-                    request.header("x-mockd-seed", b"x-mockd-seed") is not None:
+            if request.seed_header is not None or "seed" in request.query_string:
                 seed = resolve_seed(request, seed)
             value = self._render_inline(RenderContext(request, path_params, seed, state))
             body = value.encode() if type(value) is str or not self._body_is_json \
                 else orjson.dumps(value)
+            size = len(body)
             await send({"type": "http.response.start", "status": self.status,
-                        "headers": [*self._fixed_headers, content_length_header(len(body))]})
+                        "headers": [*self._fixed_headers,
+                                    _CONTENT_LENGTH_HEADERS[size] if size < 4096
+                                    else (b"content-length", b"%d" % size)]})
             await send({"type": "http.response.body",
                         "body": b"" if request.method == "HEAD" else body})
             return self.status

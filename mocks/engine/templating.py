@@ -188,7 +188,7 @@ def resolve_seed(request: MockRequest, response_seed: int | None) -> int | None:
             seed = _parse_seed(query.get(parameter))
             if seed is not None:
                 return seed
-    text = request.header("x-mockd-seed", b"x-mockd-seed")
+    text = request.seed_header
     if text is None:
         return response_seed
     seed = _parse_seed(text)
