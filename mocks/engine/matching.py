@@ -184,7 +184,8 @@ class MatchIndex:
     def __init__(self, candidates: Iterable[Candidate]):
         self.exact: dict[tuple[str | None, str], list[Candidate]] = {}
         #: ``(segment count, literal first segment or None) -> entries`` of every method,
-        #: presorted by precedence like the other buckets.
+        #: presorted by precedence; a literal first segment's list also holds the ``None``
+        #: list's entries.
         self.template: dict[tuple[int, str | None], list[_TemplateEntry]] = {}
         self.pattern: dict[str | None, list[Candidate]] = {}
         self.glob: dict[str | None, list[Candidate]] = {}
@@ -209,6 +210,12 @@ class MatchIndex:
             else:
                 self.pathless.setdefault(method, []).append(candidate)
         self.exact_paths = frozenset(path for _, path in self.exact)
+        # A path whose first segment has its own bucket may also match the templates with a
+        # parameter there: merge those in, keeping precedence order (keys are unique).
+        for (count, first), entries in self.template.items():
+            if first is not None:
+                entries.extend(self.template.get((count, None), ()))
+                entries.sort(key=lambda entry: entry.key)
 
     def find(self, request: MockRequest) -> Match | None:
         """The winning match for ``request``, or None."""
@@ -228,11 +235,28 @@ class MatchIndex:
         if template:
             count = path.count("/") + 1
             slash = path.find("/", 1)
-            best = _best_template(request, method, path,
-                                  template.get((count, path[1:] if slash < 0 else path[1:slash])),
-                                  template.get((count, None)))
-            if best:
-                return best
+            bucket = (template.get((count, path[1:] if slash < 0 else path[1:slash]))
+                      or template.get((count, None)))
+            if bucket:
+                # One list holds this first segment's entries and the ones with a parameter
+                # there, in precedence order: the first full match wins.
+                for entry in bucket:
+                    if entry.method is not None and entry.method != method:
+                        continue
+                    prefix = entry.prefix
+                    if prefix is not None:
+                        # The bucket fixed the segment count: the rest is one segment.
+                        if not path.startswith(prefix) or len(path) == entry.prefix_length:
+                            continue
+                        params = {entry.name: path[entry.prefix_length:]}
+                    else:
+                        found = entry.fullmatch(path)
+                        if found is None:
+                            continue
+                        params = dict(zip(entry.names, found.groups()))
+                    if entry.residual and not _all_hold(entry.residual, request):
+                        continue
+                    return Match(entry.candidate, params)
         for tier in (self.glob, self.pathless):
             if tier:
                 best = _best_of(request, tier.get(method), tier.get(None))
@@ -292,38 +316,11 @@ class _TemplateEntry:
                               and not isinstance(condition, MethodCondition))
 
 
-def _best_template(request: MockRequest, method: str, path: str,
-                   *buckets: list[_TemplateEntry] | None) -> Match | None:
-    """Best full match among template-tier buckets (each presorted by precedence)."""
-    best: _TemplateEntry | None = None
-    best_params: dict[str, str] = _NO_PARAMS
-    for bucket in buckets:
-        if not bucket:
-            continue
-        for entry in bucket:
-            if best is not None and entry.key >= best.key:
-                break  # the bucket is sorted: nothing later can beat the best so far
-            if entry.method is not None and entry.method != method:
-                continue
-            if entry.prefix is not None:
-                # The bucket fixed the segment count, so the rest is exactly one segment.
-                if not path.startswith(entry.prefix) or len(path) == entry.prefix_length:
-                    continue
-                params = {entry.name: path[entry.prefix_length:]}
-            else:
-                found = entry.fullmatch(path)
-                if found is None:
-                    continue
-                params = dict(zip(entry.names, found.groups()))
-            for condition in entry.residual:
-                if not condition.evaluate(request).matched:
-                    break
-            else:
-                best, best_params = entry, params
-                break
-    if best is None:
-        return None
-    return Match(best.candidate, best_params)
+def _all_hold(conditions: tuple[Condition, ...], request: MockRequest) -> bool:
+    for condition in conditions:
+        if not condition.evaluate(request).matched:
+            return False
+    return True
 
 
 def _best_of(request: MockRequest, *buckets: list[Candidate] | None) -> Match | None:

@@ -85,7 +85,7 @@ class CompiledResponse:
     __slots__ = ("status", "delay_seconds", "seed", "_headers", "_has_content_type", "_body",
                  "_body_is_json", "_body_file", "_static_headers", "_static_body", "_file_cache",
                  "_static_start", "_static_message", "_empty_message", "_known_content_type",
-                 "_rendered_headers", "_fixed_headers", "_render_inline")
+                 "_rendered_headers", "_fixed_headers", "_render_inline", "_encode_inline")
 
     def __init__(self, response: Any, key_path: str, base_dir: Path):
         self.status: int = response.status_code if response else 200
@@ -147,6 +147,9 @@ class CompiledResponse:
             # Only the body varies: the header list (with its Content-Type when that is known
             # without seeing the body) is built once, the body renders straight to bytes.
             self._render_inline = self._body.renderer()
+            # An object or array renders as one (orjson); a string template as text.
+            self._encode_inline = (orjson.dumps if self._known_content_type is not None
+                                   else _encode_text_or_json)
             if self._has_content_type or self._known_content_type:
                 if not self._has_content_type:
                     static_headers.append((b"content-type", self._known_content_type))
@@ -233,9 +236,8 @@ class CompiledResponse:
             seed = self.seed
             if request.seed_header is not None or "seed" in request.query_string:
                 seed = resolve_seed(request, seed)
-            value = self._render_inline(RenderContext(request, path_params, seed, state))
-            body = value.encode() if type(value) is str or not self._body_is_json \
-                else orjson.dumps(value)
+            body = self._encode_inline(self._render_inline(
+                RenderContext(request, path_params, seed, state)))
             size = len(body)
             await send({"type": "http.response.start", "status": self.status,
                         "headers": [*self._fixed_headers,
@@ -252,6 +254,10 @@ class CompiledResponse:
             headers = [(b"content-type", JSON_TYPE)]
         await send_simple(send, status, headers, body, head=request.method == "HEAD")
         return status
+
+
+def _encode_text_or_json(value: Any) -> bytes:
+    return value.encode() if type(value) is str else orjson.dumps(value)
 
 
 class _Literal:

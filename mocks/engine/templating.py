@@ -803,10 +803,9 @@ def _query_reader(name: str) -> Evaluator:
     cut = len(prefix)
 
     def evaluate_query(ctx: RenderContext) -> str:
-        request = ctx.request
-        query = request.query_string
-        if "%" in query or "+" in query or "query" in request.__dict__:
-            return request.query.get(name, "")
+        query = ctx.request.query_string
+        if "%" in query or "+" in query:
+            return ctx.request.query.get(name, "")
         for part in query.split("&"):
             if part.startswith(prefix):
                 return part[cut:]
@@ -841,6 +840,25 @@ def _compile_body_reference(path: str, position: int) -> Evaluator:
     else:
         raise TemplateError(f"malformed body path '{path}' at position {position} "
                             f"(use dots and [index], e.g. request.body.items[0].name)", position)
+
+    if len(steps) == 1 and steps[0][0] is not None:
+        # request.body.name: one key, the common case.
+        key = steps[0][0]
+        index = steps[0][1]
+
+        def evaluate_body_key(ctx: RenderContext) -> str:
+            value = ctx.request.json
+            if type(value) is dict:
+                value = value.get(key)
+                if type(value) is str:
+                    return value
+            elif type(value) is list and index is not None and index < len(value):
+                value = value[index]
+            else:
+                return ""
+            return _as_text(value)
+
+        return evaluate_body_key
 
     def evaluate_body_field(ctx: RenderContext) -> str:
         value = ctx.request.json
