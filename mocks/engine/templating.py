@@ -342,8 +342,7 @@ class _ObjectValue(ValueTemplate):
                 names[f"v{index}"] = value
                 fields.append(f"k{index}: v{index}")
             else:
-                names[f"r{index}"] = compiled.renderer()
-                fields.append(f"k{index}: r{index}(ctx)")
+                fields.append(f"k{index}: {_call_source(compiled.renderer(), index, names)}")
         self._render = _generated_function("{" + ", ".join(fields) + "}", names)
 
     def render(self, ctx: RenderContext) -> Any:
@@ -365,8 +364,7 @@ class _ArrayValue(ValueTemplate):
                 names[f"v{index}"] = value
                 elements.append(f"v{index}")
             else:
-                names[f"r{index}"] = compiled.renderer()
-                elements.append(f"r{index}(ctx)")
+                elements.append(_call_source(compiled.renderer(), index, names))
         self._render = _generated_function("[" + ", ".join(elements) + "]", names)
 
     def render(self, ctx: RenderContext) -> Any:
@@ -374,6 +372,29 @@ class _ArrayValue(ValueTemplate):
 
     def renderer(self) -> Callable[[RenderContext], Any]:
         return self._render
+
+
+def _inlinable(evaluate: Evaluator, source: str, **values: Any) -> Evaluator:
+    """Mark ``evaluate`` as expressible inline: ``source`` is the same computation as a Python
+    expression over ``ctx``, with ``{placeholders}`` for ``values`` (passed as data). A
+    generated object or array display then computes the field without a call."""
+    evaluate.inline_source = (source, values)  # type: ignore[attr-defined]
+    return evaluate
+
+
+def _call_source(render: Callable[[RenderContext], Any], index: int, names: dict[str, Any]) -> str:
+    """Source computing field ``index`` in a generated display; binds what it needs in
+    ``names`` (``r3`` for a renderer; ``x3_<value>`` for an inlined evaluator's values)."""
+    inline = getattr(render, "inline_source", None)
+    if inline is None:
+        names[f"r{index}"] = render
+        return f"r{index}(ctx)"
+    source, values = inline
+    placeholders = {}
+    for value_name, value in values.items():
+        names[f"x{index}_{value_name}"] = value
+        placeholders[value_name] = f"x{index}_{value_name}"
+    return "(" + source.format(**placeholders) + ")"
 
 
 def _generated_function(expression: str, names: dict[str, Any]) -> Callable[[RenderContext], Any]:
@@ -752,7 +773,8 @@ def _compile_faker_reference(type_name: str, position: int) -> Evaluator:
     # Load Faker while the config compiles, not on the first request that needs it.
     fakedata.warm_up()
     if canonical in fakedata.FAKER_FREE_TYPES:
-        return lambda ctx: generate(None, ctx.rng)
+        return _inlinable(lambda ctx: generate(None, ctx.rng), "{generate}(None, ctx.rng)",
+                          generate=generate)
     bound_faker = fakedata.bound_faker
 
     def evaluate_fake_data(ctx: RenderContext) -> str:
@@ -783,7 +805,8 @@ def _compile_request_reference(rest: str, position: int) -> Evaluator:
             raise TemplateError(f"request.{field_name} needs a name, e.g. request.{field_name}.id, "
                                 f"at position {position}", position)
         if lower == "pathparam":
-            return lambda ctx: ctx.path_params.get(argument, "")
+            return _inlinable(lambda ctx: ctx.path_params.get(argument, ""),
+                              "ctx.path_params.get({name}, '')", name=argument)
         if lower == "query":
             return _query_reader(argument)
         # MockRequest.headers is keyed by lower-case name: header names are case-insensitive.
