@@ -31,6 +31,7 @@ import datetime
 import os
 import random
 import re
+import string
 import time
 from collections.abc import Callable
 from typing import Any
@@ -328,13 +329,15 @@ class _StringValue(ValueTemplate):
 
 
 class _ObjectValue(ValueTemplate):
-    # (key, value as given, compiled value or None when static), in the original key order.
     __slots__ = ("_render",)
 
     def __init__(self, entries: tuple[tuple[str, Any, ValueTemplate | None], ...]):
+        """``entries``: (key, value as given, compiled value or None when static), in order."""
         super().__init__(is_static=False)
-        # One generated function with a dict display: no per-field loop, unpacking or test.
+        # One generated function: the fields in order, then a dict display. No per-field
+        # loop, unpacking or test, and inlinable expressions cost no call.
         names: dict[str, Any] = {}
+        lines: list[str] = []
         fields = []
         for index, (key, value, compiled) in enumerate(entries):
             names[f"k{index}"] = key
@@ -342,8 +345,9 @@ class _ObjectValue(ValueTemplate):
                 names[f"v{index}"] = value
                 fields.append(f"k{index}: v{index}")
             else:
-                fields.append(f"k{index}: {_call_source(compiled.renderer(), index, names)}")
-        self._render = _generated_function("{" + ", ".join(fields) + "}", names)
+                lines.extend(_field_lines(compiled.renderer(), index, names))
+                fields.append(f"k{index}: f{index}")
+        self._render = _generated_function(lines, "{" + ", ".join(fields) + "}", names)
 
     def render(self, ctx: RenderContext) -> Any:
         return self._render(ctx)
@@ -358,14 +362,16 @@ class _ArrayValue(ValueTemplate):
     def __init__(self, items: tuple[tuple[Any, ValueTemplate | None], ...]):
         super().__init__(is_static=False)
         names: dict[str, Any] = {}
+        lines: list[str] = []
         elements = []
         for index, (value, compiled) in enumerate(items):
             if compiled is None:
                 names[f"v{index}"] = value
                 elements.append(f"v{index}")
             else:
-                elements.append(_call_source(compiled.renderer(), index, names))
-        self._render = _generated_function("[" + ", ".join(elements) + "]", names)
+                lines.extend(_field_lines(compiled.renderer(), index, names))
+                elements.append(f"f{index}")
+        self._render = _generated_function(lines, "[" + ", ".join(elements) + "]", names)
 
     def render(self, ctx: RenderContext) -> Any:
         return self._render(ctx)
@@ -374,39 +380,47 @@ class _ArrayValue(ValueTemplate):
         return self._render
 
 
-def _inlinable(evaluate: Evaluator, source: str, **values: Any) -> Evaluator:
-    """Mark ``evaluate`` as expressible inline: ``source`` is the same computation as a Python
-    expression over ``ctx``, with ``{placeholders}`` for ``values`` (passed as data). A
-    generated object or array display then computes the field without a call."""
-    evaluate.inline_source = (source, values)  # type: ignore[attr-defined]
+def _inlinable(evaluate: Evaluator, source: str, prelude: str = "", **values: Any) -> Evaluator:
+    """Mark ``evaluate`` as expressible inline in a generated object or array function.
+
+    ``source`` is the same computation as a Python expression over ``ctx``; ``prelude`` an
+    optional statement run just before it. Both name ``values`` as ``$name`` (bound as data,
+    never pasted as text) and may use ``$out``, a local of their own.
+    """
+    evaluate.inline_source = (source, prelude, values)  # type: ignore[attr-defined]
     return evaluate
 
 
-def _call_source(render: Callable[[RenderContext], Any], index: int, names: dict[str, Any]) -> str:
-    """Source computing field ``index`` in a generated display; binds what it needs in
-    ``names`` (``r3`` for a renderer; ``x3_<value>`` for an inlined evaluator's values)."""
+def _field_lines(render: Callable[[RenderContext], Any], index: int,
+                 names: dict[str, Any]) -> list[str]:
+    """Statements leaving field ``index``'s value in the local ``f<index>``; binds what they
+    need in ``names`` (``r3`` for a renderer; ``x3_<value>`` for an inlined one's values)."""
     inline = getattr(render, "inline_source", None)
     if inline is None:
         names[f"r{index}"] = render
-        return f"r{index}(ctx)"
-    source, values = inline
-    placeholders = {}
+        return [f"f{index} = r{index}(ctx)"]
+    source, prelude, values = inline
+    placeholders = {"out": f"t{index}"}
     for value_name, value in values.items():
         names[f"x{index}_{value_name}"] = value
         placeholders[value_name] = f"x{index}_{value_name}"
-    return "(" + source.format(**placeholders) + ")"
+    lines = [string.Template(prelude).substitute(placeholders)] if prelude else []
+    lines.append(f"f{index} = " + string.Template(source).substitute(placeholders))
+    return lines
 
 
-def _generated_function(expression: str, names: dict[str, Any]) -> Callable[[RenderContext], Any]:
-    """``lambda ctx: <expression>`` compiled from source, reading ``names`` as globals.
+def _generated_function(lines: list[str], expression: str,
+                        names: dict[str, Any]) -> Callable[[RenderContext], Any]:
+    """``def render(ctx): <lines>; return <expression>`` compiled, reading ``names`` as globals.
 
-    Only generated names (``k0``, ``v1``, ``r2``) appear in the source; keys, values and
-    renderers travel in ``names``, so no config text is ever compiled as code. A display of
-    thousands of fields compiles fine (the bytecode builds it in chunks).
+    Only generated names (``k0``, ``v1``, ``r2``, ``f3``) appear in the source; keys, values
+    and renderers travel in ``names``, so no config text is ever compiled as code. Thousands
+    of fields compile fine.
     """
     namespace = dict(names)
-    exec(compile(f"def render(ctx):\n    return {expression}\n", "<mockd template>", "exec"),
-         namespace)
+    body = "".join(f"    {line}\n" for line in lines)
+    exec(compile(f"def render(ctx):\n{body}    return {expression}\n", "<mockd template>",
+                 "exec"), namespace)
     return namespace["render"]
 
 
@@ -773,7 +787,7 @@ def _compile_faker_reference(type_name: str, position: int) -> Evaluator:
     # Load Faker while the config compiles, not on the first request that needs it.
     fakedata.warm_up()
     if canonical in fakedata.FAKER_FREE_TYPES:
-        return _inlinable(lambda ctx: generate(None, ctx.rng), "{generate}(None, ctx.rng)",
+        return _inlinable(lambda ctx: generate(None, ctx.rng), "$generate(None, ctx.rng)",
                           generate=generate)
     bound_faker = fakedata.bound_faker
 
@@ -806,7 +820,7 @@ def _compile_request_reference(rest: str, position: int) -> Evaluator:
                                 f"at position {position}", position)
         if lower == "pathparam":
             return _inlinable(lambda ctx: ctx.path_params.get(argument, ""),
-                              "ctx.path_params.get({name}, '')", name=argument)
+                              "ctx.path_params.get($name, '')", name=argument)
         if lower == "query":
             return _query_reader(argument)
         # MockRequest.headers is keyed by lower-case name: header names are case-insensitive.
@@ -960,6 +974,11 @@ def _uuid(ctx: RenderContext) -> str:
     # fakedata.uuid4_text inlined: one call less for the most used random expression.
     text = (ctx.rng.getrandbits(128) & _UUID_CLEAR_MASK | _UUID_SET_BITS).to_bytes(16).hex()
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+_inlinable(_uuid, "f'{$out[:8]}-{$out[8:12]}-{$out[12:16]}-{$out[16:20]}-{$out[20:]}'",
+           "$out = (ctx.rng.getrandbits(128) & $clear | $set).to_bytes(16).hex()",
+           clear=_UUID_CLEAR_MASK, set=_UUID_SET_BITS)
 
 
 def _uuid_short(ctx: RenderContext) -> str:

@@ -555,3 +555,16 @@ def test_query_expression_gives_the_first_value_the_query_view_gives(query_strin
     expected = MockRequest("GET", "/p", query_string).query.get("q", "")
     template = compile_template("{{request.query.q}}")
     assert template.render(RenderContext(request, {}, None, TemplateState())) == expected
+
+
+def test_seeded_object_draws_random_values_in_field_order():
+    # Inlined expressions must draw from the seeded stream in the order of the fields, as
+    # rendering each template in turn with one context does.
+    fields = {"a": "{{faker.name}}", "b": "{{uuid}}", "c": "{{random.int(1, 1000000)}}",
+              "d": "{{uuid}}", "e": "{{faker.firstName}}"}
+    request = MockRequest("GET", "/p")
+    whole = compile_value(fields).render(RenderContext(request, {}, 42, TemplateState()))
+    context = RenderContext(request, {}, 42, TemplateState())
+    one_by_one = {key: compile_template(text).render(context) for key, text in fields.items()}
+    assert whole == one_by_one
+    assert whole["b"] != whole["d"]
