@@ -79,10 +79,13 @@ class _WeightedNames(NamedTuple):
     names: tuple[str, ...]
     cumulative_weights: tuple[float, ...]
     total: float
+    #: ``SLOTS`` entries, each name in proportion to its weight: a pick is one index instead
+    #: of a binary search over scattered float objects.
+    slots: tuple[str, ...]
 
     def pick(self, rng: random.Random) -> str:
-        # Same distribution as Faker's weighted random_element, at ~1/40 of the cost.
-        return self.names[bisect.bisect_right(self.cumulative_weights, rng.random() * self.total)]
+        # Faker's weighted random_element, quantised to 1/SLOTS, at ~1/50 of the cost.
+        return self.slots[int(rng.random() * SLOTS)]
 
 
 class _FakerTables(NamedTuple):
@@ -103,9 +106,19 @@ _faker_generator: FakerGenerator | None = None
 _tables: _FakerTables | None = None
 
 
+#: Size of a weighted name table (a power of two; Faker's rarest en_US name still gets a slot).
+SLOTS = 16384
+
+
 def _weighted(frequencies: dict[str, float]) -> _WeightedNames:
     cumulative = tuple(itertools.accumulate(frequencies.values()))
-    return _WeightedNames(tuple(frequencies), cumulative, cumulative[-1])
+    names = tuple(frequencies)
+    total = cumulative[-1]
+    # Slot i holds the name whose cumulative interval contains the slot's midpoint. A name
+    # rarer than 1/SLOTS of the total could miss out; Faker's rarest en_US name is 1/9,800.
+    slots = tuple(names[bisect.bisect_right(cumulative, (index + 0.5) * total / SLOTS)]
+                  for index in range(SLOTS))
+    return _WeightedNames(names, cumulative, total, slots)
 
 
 def _load_tables() -> _FakerTables:
@@ -179,10 +192,9 @@ def name(faker: FakerGenerator, rng: random.Random) -> str:
     """Full name: first and last name (``Jennifer Lopez``)."""
     table = _tables if _tables is not None else tables()
     # pick() inlined: this is the most used fake-data type, on the request hot path.
-    first, last = table.first_names, table.last_names
     draw = rng.random
-    return (f"{first.names[bisect.bisect_right(first.cumulative_weights, draw() * first.total)]} "
-            f"{last.names[bisect.bisect_right(last.cumulative_weights, draw() * last.total)]}")
+    return (f"{table.first_names.slots[int(draw() * SLOTS)]} "
+            f"{table.last_names.slots[int(draw() * SLOTS)]}")
 
 
 def first_name(faker: FakerGenerator, rng: random.Random) -> str:

@@ -242,3 +242,17 @@ def test_fake_data_docs_reference_table_matches_registry():
     generated = [row.rsplit("|", 2)[0] for row in fakedata.markdown_table().splitlines()]
     documented = [row.rsplit("|", 2)[0] for row in section.splitlines() if row.startswith("|")]
     assert documented == generated, "regenerate with: python -m mocks.engine.fakedata --markdown"
+
+
+@pytest.mark.parametrize("table_name", ["first_names", "last_names"])
+def test_weighted_name_tables_keep_every_name_and_its_frequency(table_name):
+    weighted = getattr(fakedata.tables(), table_name)
+    assert set(weighted.slots) == set(weighted.names)  # no name is unreachable
+    counts: dict[str, int] = {}
+    for name in weighted.slots:
+        counts[name] = counts.get(name, 0) + 1
+    previous = 0.0
+    for name, cumulative in zip(weighted.names, weighted.cumulative_weights):
+        expected = (cumulative - previous) / weighted.total * fakedata.SLOTS
+        previous = cumulative
+        assert abs(counts[name] - expected) <= 1, name  # quantised to one slot
