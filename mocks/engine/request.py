@@ -15,6 +15,26 @@ INVALID_JSON: Any = object()
 _Value = TypeVar("_Value")
 
 
+def query_pairs(query: str) -> list[tuple[str, str]]:
+    """Decoded ``(name, value)`` pairs of a raw query string, in order, blanks kept.
+
+    The same result as urllib's ``parse_qsl(query, keep_blank_values=True)``, without its
+    per-call overhead; decoding only runs when there is something to decode.
+    """
+    if not query:
+        return []
+    encoded = "%" in query or "+" in query
+    pairs = []
+    for part in query.split("&"):
+        if not part:
+            continue
+        name, _, value = part.partition("=")
+        if encoded:
+            name, value = unquote_plus(name), unquote_plus(value)
+        pairs.append((name, value))
+    return pairs
+
+
 class cached_property(Generic[_Value]):  # noqa: N801 - reads like the functools decorator
     """A lock-free cached property: computes once, then the instance ``__dict__`` answers.
 
@@ -111,18 +131,7 @@ class MockRequest:
         """Every value of every query parameter, in order (``a=1&a=2&b`` ->
         ``{"a": ["1", "2"], "b": [""]}``; ``+`` and ``%XX`` decoded as in a form)."""
         out: dict[str, list[str]] = {}
-        query = self.query_string
-        if not query:
-            return out
-        # The same result as urllib's parse_qsl(keep_blank_values=True), without its
-        # per-call overhead; decoding only runs when there is something to decode.
-        encoded = "%" in query or "+" in query
-        for part in query.split("&"):
-            if not part:
-                continue
-            name, _, value = part.partition("=")
-            if encoded:
-                name, value = unquote_plus(name), unquote_plus(value)
+        for name, value in query_pairs(self.query_string):
             values = out.get(name)
             if values is None:
                 out[name] = [value]
@@ -136,17 +145,7 @@ class MockRequest:
         if "query_all" in self.__dict__:
             return {name: values[0] for name, values in self.query_all.items()}
         out: dict[str, str] = {}
-        query = self.query_string
-        if not query:
-            return out
-        # One pass, first value wins; the same decoding as query_all.
-        encoded = "%" in query or "+" in query
-        for part in query.split("&"):
-            if not part:
-                continue
-            name, _, value = part.partition("=")
-            if encoded:
-                name, value = unquote_plus(name), unquote_plus(value)
+        for name, value in query_pairs(self.query_string):
             if name not in out:
                 out[name] = value
         return out
