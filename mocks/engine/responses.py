@@ -50,14 +50,6 @@ class BodyFileError(Exception):
     """A ``bodyFile`` that cannot be read at request time (answered 502 ``body_file_error``)."""
 
 
-async def send_simple(send: Send, status: int, headers: list[tuple[bytes, bytes]],
-                      body: bytes, head: bool = False) -> None:
-    """Send one complete response; ``head`` keeps Content-Length but sends no body bytes."""
-    headers.append((b"content-length", str(len(body)).encode()))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": b"" if head else body})
-
-
 _CONTENT_LENGTH_HEADERS = [(b"content-length", b"%d" % size) for size in range(4096)]
 
 
@@ -66,6 +58,14 @@ def content_length_header(size: int) -> tuple[bytes, bytes]:
     if size < 4096:
         return _CONTENT_LENGTH_HEADERS[size]
     return (b"content-length", b"%d" % size)
+
+
+async def send_simple(send: Send, status: int, headers: list[tuple[bytes, bytes]],
+                      body: bytes, head: bool = False) -> None:
+    """Send one complete response; ``head`` keeps Content-Length but sends no body bytes."""
+    headers.append(content_length_header(len(body)))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if head else body})
 
 
 def json_body(value: Any) -> bytes:
@@ -210,9 +210,7 @@ class CompiledResponse:
             return self.status, list(self._static_headers), self._static_body
         context = RenderContext(request, path_params, resolve_seed(request, self.seed), state)
         if self._fixed_headers is not None:
-            value = self._render_inline(context)
-            body = value.encode() if type(value) is str or not self._body_is_json \
-                else orjson.dumps(value)
+            body = self._encode_inline(self._render_inline(context))
             return self.status, self._fixed_headers.copy(), body
         if self._body_file is not None:
             body = self._file_template().render(context).encode()
@@ -238,11 +236,8 @@ class CompiledResponse:
                 seed = resolve_seed(request, seed)
             body = self._encode_inline(self._render_inline(
                 RenderContext(request, path_params, seed, state)))
-            size = len(body)
             await send({"type": "http.response.start", "status": self.status,
-                        "headers": [*self._fixed_headers,
-                                    _CONTENT_LENGTH_HEADERS[size] if size < 4096
-                                    else (b"content-length", b"%d" % size)]})
+                        "headers": [*self._fixed_headers, content_length_header(len(body))]})
             await send({"type": "http.response.body",
                         "body": b"" if request.method == "HEAD" else body})
             return self.status
