@@ -60,13 +60,6 @@ class CompiledMatcher:
                                                                      **result.captures}
         return captures if captures is not None else {}
 
-    def match_residual(self, request: MockRequest) -> bool:
-        """Whether the conditions the exact-path index cannot vouch for all hold."""
-        for condition in self.residual:
-            if not condition.evaluate(request).matched:
-                return False
-        return True
-
     def quick_score(self, request: MockRequest) -> tuple[int, bool]:
         """``(score, whether any condition matched)`` without building explanations.
 
@@ -254,7 +247,7 @@ class MatchIndex:
                         if found is None:
                             continue
                         params = dict(zip(entry.names, found.groups()))
-                    if entry.residual and not _all_hold(entry.residual, request):
+                    if entry.residual and not all_hold(entry.residual, request):
                         continue
                     return Match(entry.candidate, params)
         for tier in (self.glob, self.pathless):
@@ -274,14 +267,14 @@ def _best_exact(with_method: list[Candidate] | None, any_method: list[Candidate]
     best: Candidate | None = None
     if with_method:
         for candidate in with_method:
-            if candidate.matcher.match_residual(request):
+            if all_hold(candidate.matcher.residual, request):
                 best = candidate
                 break
     if any_method:
         for candidate in any_method:
             if best is not None and candidate.key >= best.key:
                 break
-            if candidate.matcher.match_residual(request):
+            if all_hold(candidate.matcher.residual, request):
                 best = candidate
                 break
     return Match(best, _NO_PARAMS) if best is not None else None
@@ -316,7 +309,9 @@ class _TemplateEntry:
                               and not isinstance(condition, MethodCondition))
 
 
-def _all_hold(conditions: tuple[Condition, ...], request: MockRequest) -> bool:
+def all_hold(conditions: tuple[Condition, ...], request: MockRequest) -> bool:
+    """Whether every condition holds for ``request`` (stops at the first miss); the index
+    calls it with the conditions its bucket keys cannot vouch for."""
     for condition in conditions:
         if not condition.evaluate(request).matched:
             return False
