@@ -334,20 +334,7 @@ class _ObjectValue(ValueTemplate):
     def __init__(self, entries: tuple[tuple[str, Any, ValueTemplate | None], ...]):
         """``entries``: (key, value as given, compiled value or None when static), in order."""
         super().__init__(is_static=False)
-        # One generated function: the fields in order, then a dict display. No per-field
-        # loop, unpacking or test, and inlinable expressions cost no call.
-        names: dict[str, Any] = {}
-        lines: list[str] = []
-        fields = []
-        for index, (key, value, compiled) in enumerate(entries):
-            names[f"k{index}"] = key
-            if compiled is None:
-                names[f"v{index}"] = value
-                fields.append(f"k{index}: v{index}")
-            else:
-                lines.extend(_field_lines(compiled.renderer(), index, names))
-                fields.append(f"k{index}: f{index}")
-        self._render = _generated_function(lines, "{" + ", ".join(fields) + "}", names)
+        self._render = _display_function(entries, "{", "}")
 
     def render(self, ctx: RenderContext) -> Any:
         return self._render(ctx)
@@ -361,23 +348,35 @@ class _ArrayValue(ValueTemplate):
 
     def __init__(self, items: tuple[tuple[Any, ValueTemplate | None], ...]):
         super().__init__(is_static=False)
-        names: dict[str, Any] = {}
-        lines: list[str] = []
-        elements = []
-        for index, (value, compiled) in enumerate(items):
-            if compiled is None:
-                names[f"v{index}"] = value
-                elements.append(f"v{index}")
-            else:
-                lines.extend(_field_lines(compiled.renderer(), index, names))
-                elements.append(f"f{index}")
-        self._render = _generated_function(lines, "[" + ", ".join(elements) + "]", names)
+        self._render = _display_function([(None, value, compiled) for value, compiled in items],
+                                         "[", "]")
 
     def render(self, ctx: RenderContext) -> Any:
         return self._render(ctx)
 
     def renderer(self) -> Callable[[RenderContext], Any]:
         return self._render
+
+
+def _display_function(entries: Any, opener: str, closer: str) -> Callable[[RenderContext], Any]:
+    """One generated function rendering an object (``{``/``}``, entries keyed) or an array
+    (``[``/``]``, keys ``None``): the templated fields as statements in order, then one
+    display. No per-field loop, unpacking or test, and inlinable expressions cost no call."""
+    names: dict[str, Any] = {}
+    lines: list[str] = []
+    items = []
+    for index, (key, value, compiled) in enumerate(entries):
+        if compiled is None:
+            names[f"v{index}"] = value
+            item = f"v{index}"
+        else:
+            lines.extend(_field_lines(compiled.renderer(), index, names))
+            item = f"f{index}"
+        if key is not None:
+            names[f"k{index}"] = key
+            item = f"k{index}: {item}"
+        items.append(item)
+    return _generated_function(lines, opener + ", ".join(items) + closer, names)
 
 
 def _inlinable(evaluate: Evaluator, source: str, prelude: str = "", **values: Any) -> Evaluator:
