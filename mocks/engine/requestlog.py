@@ -368,11 +368,8 @@ class RequestLog:
             # reader needs them. Freeing them now, while they are still in the CPU cache, is
             # cheaper than freeing them cold when the entry falls out of the log, and the log
             # then holds only raw bytes.
-            if request.raw_headers:
-                views.clear()  # an ASGI request: every cached attribute derives from raw data
-            else:
-                for view in _DERIVED_VIEWS:
-                    views.pop(view, None)
+            for view in _DERIVED_VIEWS:
+                views.pop(view, None)
         if len(body) > LOGGED_BODY_LIMIT:
             # The log keeps up to 1000 requests: holding every full body (10 MiB each at most)
             # could pin gigabytes. Keep the start and the size only.
