@@ -77,6 +77,19 @@ def test_long_bodies_are_kept_truncated():
     assert entry["bodySize"] == LOGGED_BODY_LIMIT + 10
 
 
+def test_logged_requests_keep_raw_data_and_drop_parsed_views():
+    event = serve_event(method="POST", body=b'{"items": [1, 2, 3]}', query="a=1")
+    request = event.request
+    assert request.json == {"items": [1, 2, 3]} and request.query == {"a": "1"}
+    log = RequestLog()
+    log.observe(event)
+    assert "json" not in request.__dict__ and "query" not in request.__dict__
+    assert request.client == "127.0.0.1:5555"  # given to the request, not derived: kept
+    entry = log.get("req-1")
+    assert entry["body"] == '{"items": [1, 2, 3]}' and entry["queryString"] == "a=1"
+    assert request.json == {"items": [1, 2, 3]}  # rebuilt on demand
+
+
 @pytest.mark.parametrize("filters, expected", [
     pytest.param(RequestFilter(method="post"), ["/b"], id="method case-insensitive"),
     pytest.param(RequestFilter(path="/a"), ["/a/2", "/a"], id="path prefix"),
