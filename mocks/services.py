@@ -39,6 +39,7 @@ from mocks.config import MOCK_TYPES, ConfigFile, Mock as MockConfig
 from mocks.engine.errors import ConfigError
 from mocks.engine.loader import format_location, validate_config
 from mocks.engine.snapshot import compile_mock
+from mocks.exporters import resolve_bindings
 from mocks.models import DEFAULT_WORKSPACE_ID, Mock, Workspace
 from tables.models import Binding, CustomOperation, Table
 
@@ -646,8 +647,11 @@ def _check_route_collision(row: Mock) -> None:
 
 def export_config(workspace_id: str | None = None, name: str | None = None) -> dict[str, Any]:
     """GET /config: ``{version, kind: MockCollection, name, metadata: {name}, mocks,
-    tables?, extend?, statefulResources?, customOperations?}`` of one workspace (default
-    ``local``)."""
+    statefulResources?, customOperations?}`` of one workspace (default ``local``), with tables
+    and bindings in resolved form (behavior notes §1 and §13): tables are listed as
+    ``statefulResources`` and each binding as its mock's ``http.statefulBinding``. A binding
+    whose mock is not in the workspace stays in ``extend``. Posting the document back to
+    ``POST /config`` restores the same tables and bindings."""
     workspace = workspace_id or DEFAULT_WORKSPACE_ID
     _require_workspace(workspace)
     label = name or "mockd-export"
@@ -665,7 +669,7 @@ def export_config(workspace_id: str | None = None, name: str | None = None) -> d
         configs = [row.config for row in rows]
         if configs:
             document[key] = configs
-    return document
+    return resolve_bindings(document)
 
 
 def parse_config_document(data: Any) -> ConfigFile:

@@ -165,3 +165,35 @@ def test_swagger_ui_and_openapi_document(admin):
         assert path in document["paths"], path
     assert "Mock" in document["components"]["schemas"]
     assert admin.get("/static/ninja/swagger-ui-bundle.js").status_code == 200
+
+
+def test_export_lists_tables_and_bindings_in_resolved_form_and_round_trips(tmp_path):
+    config = {"version": "1.0",
+              "mocks": [{"id": "list-items",
+                         "http": {"matcher": {"method": "GET", "path": "/api/items"}}},
+                        {"id": "make-item",
+                         "http": {"matcher": {"method": "POST", "path": "/api/items"}}}],
+              "tables": [{"name": "items", "seedData": [{"id": "1", "name": "first"}]}],
+              "extend": [{"mock": "list-items", "table": "items", "action": "list"},
+                         {"mock": "make-item", "table": "items", "action": "create"}]}
+    with start_server(tmp_path, config) as process, process.admin_client() as admin, \
+            process.client() as data:
+        exported = admin.get("/config").json()
+        assert "tables" not in exported and "extend" not in exported
+        assert exported["statefulResources"] == [{"name": "items",
+                                                  "seedData": [{"id": "1", "name": "first"}]}]
+        bindings = {mock["id"]: mock["http"].get("statefulBinding")
+                    for mock in exported["mocks"]}
+        assert bindings == {"list-items": {"table": "items", "action": "list"},
+                            "make-item": {"table": "items", "action": "create"}}
+
+        # The exported document is a config: posting it back serves the same CRUD.
+        replaced = admin.post("/config", params={"replace": "true"}, json=exported)
+        assert replaced.status_code == 200, replaced.text
+        assert data.post("/api/items", json={"name": "second"}).status_code == 201
+        assert sorted(item["name"] for item in data.get("/api/items").json()["data"]) \
+            == ["first", "second"]
+        again = admin.get("/config").json()
+        assert again["statefulResources"] == exported["statefulResources"]
+        assert {mock["id"]: mock["http"].get("statefulBinding") for mock in again["mocks"]} \
+            == bindings

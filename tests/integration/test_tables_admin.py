@@ -104,7 +104,8 @@ def test_create_and_unregister_a_resource(server):
         assert "name" in invalid.json()["message"]
         assert "widgets" in admin.get("/state").json()["resourceList"]
         exported = admin.get("/config").json()
-        assert {"name": "widgets", "idField": "sku"} in exported["tables"]
+        assert {"name": "widgets", "idField": "sku"} in exported["statefulResources"]
+        assert "tables" not in exported  # the resolved form (behavior notes §1)
         gone = admin.post("/state/resources/widgets/unregister")
         assert gone.json() == {"deleted": True, "resource": "widgets",
                                "message": "Stateful resource unregistered"}
@@ -232,9 +233,9 @@ def test_workspace_scopes_tables_and_custom_operations(server):
         assert admin.delete("/state/resources/pets", params=scope).status_code == 404
 
         assert {"name": "team_items", "seedData": [{"id": "seed"}]} in \
-            admin.get("/config", params=scope).json()["tables"]
+            admin.get("/config", params=scope).json()["statefulResources"]
         assert "team_items" not in [table["name"] for table in
-                                    admin.get("/config").json().get("tables", [])]
+                                    admin.get("/config").json().get("statefulResources", [])]
 
         missing_workspace = admin.post("/state/resources", params={"workspaceId": "ws_nope"},
                                        json={"name": "orphan"})
