@@ -85,7 +85,8 @@ class CompiledResponse:
     __slots__ = ("status", "delay_seconds", "seed", "_headers", "_has_content_type", "_body",
                  "_body_is_json", "_body_file", "_static_headers", "_static_body", "_file_cache",
                  "_static_start", "_static_message", "_empty_message", "_known_content_type",
-                 "_rendered_headers", "_fixed_headers", "_render_inline", "_encode_inline")
+                 "_rendered_headers", "_fixed_headers", "_render_inline", "_encode_inline",
+                 "_starts_by_length")
 
     def __init__(self, response: Any, key_path: str, base_dir: Path):
         self.status: int = response.status_code if response else 200
@@ -138,6 +139,7 @@ class CompiledResponse:
              else None, template) for name, template in self._headers]
         self._fixed_headers: list[tuple[bytes, bytes]] | None = None
         self._render_inline: Any = None
+        self._starts_by_length: dict[int, dict[str, Any]] = {}
         if self._body_file is None and all(t.is_static for _, t in self._headers):
             static_headers = [(name, value) for name, value, _ in self._rendered_headers]
             if self._body is None or self._body.is_static:
@@ -154,6 +156,15 @@ class CompiledResponse:
                 if not self._has_content_type:
                     static_headers.append((b"content-type", self._known_content_type))
                 self._fixed_headers = static_headers
+
+    def _start_message(self, size: int) -> dict[str, Any]:
+        """The start message of a templated answer of ``size`` bytes, kept for the next one
+        of that size (at most 256 sizes)."""
+        start = {"type": "http.response.start", "status": self.status,
+                 "headers": [*self._fixed_headers, content_length_header(size)]}
+        if len(self._starts_by_length) < 256:
+            self._starts_by_length[size] = start
+        return start
 
     def _freeze(self, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
         """Pre-build the ASGI messages of a static response (sent as they are, every time)."""
@@ -236,8 +247,12 @@ class CompiledResponse:
                 seed = resolve_seed(request, seed)
             body = self._encode_inline(self._render_inline(
                 RenderContext(request, path_params, seed, state)))
-            await send({"type": "http.response.start", "status": self.status,
-                        "headers": [*self._fixed_headers, content_length_header(len(body))]})
+            # Start messages differ only in Content-Length: reuse one per length (servers and
+            # the CORS wrapper copy, never change, a message).
+            start = self._starts_by_length.get(len(body))
+            if start is None:
+                start = self._start_message(len(body))
+            await send(start)
             await send({"type": "http.response.body",
                         "body": b"" if request.method == "HEAD" else body})
             return self.status
