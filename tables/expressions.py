@@ -414,8 +414,8 @@ def _power(left: Any, right: Any) -> Any:
     return result
 
 
-class Arithmetic(Node):
-    """``+ - * / % ** ^`` (``+`` also joins strings and arrays)."""
+class _BinaryOperator(Node):
+    """``left <operator> right``: the shape shared by arithmetic, logic and comparisons."""
 
     __slots__ = ("operator", "left", "right")
 
@@ -426,6 +426,12 @@ class Arithmetic(Node):
 
     def children(self) -> tuple[Node, ...]:
         return (self.left, self.right)
+
+
+class Arithmetic(_BinaryOperator):
+    """``+ - * / % ** ^`` (``+`` also joins strings and arrays)."""
+
+    __slots__ = ()
 
     def _fail(self, left: Any, right: Any, reason: str = "") -> EvaluationError:
         text = (f"invalid operation: {type_name(left)} {self.operator} {type_name(right)}")
@@ -463,18 +469,10 @@ class Arithmetic(Node):
         return _power(left, right)
 
 
-class Logical(Node):
+class Logical(_BinaryOperator):
     """``and``/``&&``, ``or``/``||``: short-circuit, boolean operands (nil is false)."""
 
-    __slots__ = ("operator", "left", "right")
-
-    def __init__(self, operator: str, left: Node, right: Node):
-        self.operator = operator
-        self.left = left
-        self.right = right
-
-    def children(self) -> tuple[Node, ...]:
-        return (self.left, self.right)
+    __slots__ = ()
 
     def evaluate(self, scope: Scope) -> bool:
         left = truth(self.left.evaluate(scope), self.operator)
@@ -536,16 +534,14 @@ def _texts(operator: str, left: Any, right: Any) -> None:
                               f"{type_name(right)} ({operator} needs strings)")
 
 
-class Comparison(Node):
+class Comparison(_BinaryOperator):
     """One comparison: ``== != < <= > >= in contains startsWith endsWith matches`` (each but
     the first six may be negated with a leading ``not``)."""
 
-    __slots__ = ("operator", "left", "right", "negate", "pattern")
+    __slots__ = ("negate", "pattern")
 
     def __init__(self, operator: str, left: Node, right: Node, negate: bool = False):
-        self.operator = operator
-        self.left = left
-        self.right = right
+        super().__init__(operator, left, right)
         self.negate = negate
         # A literal pattern is compiled once here; ExpressionError reports a bad one at load.
         self.pattern: re.Pattern[str] | None = None
@@ -556,9 +552,6 @@ class Comparison(Node):
             except re.error as error:
                 raise ExpressionError(f"matches: bad regular expression {right.value!r}: "
                                       f"{error}") from None
-
-    def children(self) -> tuple[Node, ...]:
-        return (self.left, self.right)
 
     def evaluate(self, scope: Scope) -> bool:
         left = self.left.evaluate(scope)
