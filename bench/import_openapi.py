@@ -140,7 +140,7 @@ def main() -> int:
                          for item in json.loads(spec.read_text())["paths"].values())
         print(f"document: {megabytes:.1f} MB, {operations} operations")
 
-        from mocks.importers import import_path
+        from mocks.portability.importers import import_path
 
         started = time.perf_counter()
         result = import_path(spec, as_prefix="cloud", compile=False)

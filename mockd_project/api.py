@@ -26,7 +26,7 @@ from mocks.api import (config_router, health_router, mocks_router, requests_rout
                        verification_router, workspaces_router)
 from mocks.api_sse import router as sse_router
 from mocks.config import ConfigFile, Mock as MockConfig
-from mocks.engine.loader import format_location
+from mocks.loader import format_location
 from mocks.services import AdminError
 from tables.api import router as tables_router
 

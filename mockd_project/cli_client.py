@@ -187,8 +187,8 @@ def list_command(mock_type: str | None, config_file: str | None, wide: bool, as_
                  admin_url: str | None, api_key: str | None) -> None:
     """List mocks (including imported ones)."""
     if config_file:
-        from mocks.engine.errors import ConfigError
-        from mocks.engine.loader import load_config_file
+        from mocks.core.errors import ConfigError
+        from mocks.loader import load_config_file
 
         try:
             config = load_config_file(config_file)

@@ -25,8 +25,8 @@ from typing import Any
 from mocks.engine.control import EngineControl, EngineControlApp
 from mocks.engine.core import DEFAULT_MAX_BODY_SIZE, Engine
 from mocks.engine.cors import CorsPolicy
-from mocks.engine.errors import ConfigError
-from mocks.engine.loader import load_config_file
+from mocks.core.errors import ConfigError
+from mocks.loader import load_config_file
 
 from mockd_project.runtime import runtime
 

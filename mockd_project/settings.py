@@ -68,7 +68,6 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "mockd_project.urls"
-ASGI_APPLICATION = "mockd_project.asgi.application"
 
 TEMPLATES = [
     {

@@ -6,7 +6,7 @@
 
 All take ``?workspaceId=`` (default ``local``) and ``?name=``. The configuration comes from
 the control plane's own export service (:func:`mocks.services.export_config`, the one that
-answers ``GET /config``), and the documents from :mod:`mocks.exporters`.
+answers ``GET /config``), and the documents from :mod:`mocks.portability.exporters`.
 
 Source: SPEC "Client-collection exports", "Import and export"; behavior notes §1
 ("Configuration and exports").
@@ -22,9 +22,9 @@ from ninja import Query, Router
 
 from mockd_project.runtime import runtime
 from mocks import services
-from mocks.exporters import resolve_bindings
-from mocks.exporters.insomnia import insomnia_v4, insomnia_v5
-from mocks.exporters.openapi import openapi_document
+from mocks.portability.exporters import resolve_bindings
+from mocks.portability.exporters.insomnia import insomnia_v4, insomnia_v5
+from mocks.portability.exporters.openapi import openapi_document
 from mocks.services import validation_error
 
 router = Router(tags=["export"])

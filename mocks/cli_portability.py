@@ -1,6 +1,6 @@
 """``mockd import`` and ``mockd export``: client commands for the import/export path.
 
-``mockd import <file>`` converts the document locally (:func:`mocks.importers.import_path`:
+``mockd import <file>`` converts the document locally (:func:`mocks.portability.importers.import_path`:
 detection, conversion, schema validation, compile check) and posts the result to the admin
 API's ``POST /config``, the same validate+merge service every other way in uses (STYLE §10).
 Flags: ``--format`` (name or alias), ``--dry-run`` (convert and report; the server is not
@@ -122,7 +122,7 @@ class DelayedProgress:
 
 def _convert(file: str, format_name: str | None, as_prefix: str | None, include_static: bool,
              progress: DelayedProgress, compile: bool) -> Any:
-    from mocks.importers import ImportDocumentError, import_document, import_path
+    from mocks.portability.importers import ImportDocumentError, import_document, import_path
 
     try:
         if file == "-":
@@ -285,8 +285,8 @@ def _print_dry_run(result: Any, as_json: bool) -> None:
 def export_command(format_name: str | None, output: str | None, name: str | None,
                    admin_url: str | None, api_key: str | None) -> None:
     """Export the server's mocks as a mockd collection (YAML or JSON) or OpenAPI 3.0."""
-    from mocks.exporters import DEFAULT_EXPORT_NAME, dump_collection, native_collection
-    from mocks.exporters.openapi import openapi_document
+    from mocks.portability.exporters import DEFAULT_EXPORT_NAME, dump_collection, native_collection
+    from mocks.portability.exporters.openapi import openapi_document
 
     label = name or DEFAULT_EXPORT_NAME
     suffix = Path(output).suffix.lower() if output else ""
@@ -299,7 +299,7 @@ def export_command(format_name: str | None, output: str | None, name: str | None
     finally:
         client.close()
     if wanted == "openapi":
-        from mocks.exporters import resolve_bindings
+        from mocks.portability.exporters import resolve_bindings
 
         payload: Any = openapi_document(resolve_bindings(document), label)
         text_format = "json" if suffix == ".json" else "yaml"

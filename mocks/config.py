@@ -13,7 +13,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mocks.importers.config_imports import ImportEntry
 from tables.config import (ExtendBinding, FieldRule, StatefulBinding,
                            StatefulResourceConfig, TableConfig)
 from tables.operations_config import CustomOperationConfig
@@ -27,6 +26,35 @@ HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 def new_mock_id(mock_type: str) -> str:
     """A fresh mock id ``<type>_<16 hex>`` (behavior notes §1 "Ids")."""
     return f"{mock_type}_{secrets.token_hex(8)}"
+
+
+class ImportEntry(BaseModel):
+    """One ``imports[]`` entry (SPEC "Import entry").
+
+    Attributes:
+        path: spec file (or WireMock directory), relative to the config file's folder.
+        url: an http(s) URL to fetch instead of ``path``.
+        as_prefix: ``as``: namespace of generated ids (``<as>.<operationId>``).
+        format: a format name or alias (``openapi``, ``swagger``, ``har``, ...); detected
+            from the content when absent.
+        include_static: HAR only: keep static assets.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    path: str | None = None
+    url: str | None = None
+    as_prefix: str | None = Field(None, alias="as", min_length=1, pattern=r"^[A-Za-z0-9_.:@+-]+$")
+    format: str | None = None
+    include_static: bool = Field(False, alias="includeStatic")
+
+    @model_validator(mode="after")
+    def _path_or_url(self) -> "ImportEntry":
+        if bool(self.path) == bool(self.url):
+            raise ValueError("give either path or url")
+        if self.url and not self.url.startswith(("http://", "https://")):
+            raise ValueError("url must start with http:// or https://")
+        return self
 
 
 class Strict(BaseModel):

@@ -27,7 +27,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-import orjson
 from asgiref.sync import async_to_sync
 from django.db import transaction
 from django.db.models import Max, Q
@@ -36,10 +35,11 @@ from pydantic import ValidationError
 
 from mockd_project.runtime import runtime
 from mocks.config import MOCK_TYPES, ConfigFile, Mock as MockConfig
-from mocks.engine.errors import ConfigError
-from mocks.engine.loader import format_location, validate_config
+from mocks.core.errors import ConfigError
+from mocks.core.errors import format_location
+from mocks.loader import validate_config
 from mocks.engine.snapshot import compile_mock
-from mocks.exporters import resolve_bindings
+from mocks.portability.exporters import resolve_bindings
 from mocks.models import DEFAULT_WORKSPACE_ID, Mock, Workspace
 from tables.models import Binding, CustomOperation, Table
 
@@ -961,9 +961,3 @@ def delete_workspace(workspace_id: str) -> None:
         _workspace_row(workspace_id).delete()
 
     commit_change(change)
-
-
-def mock_counts() -> dict[str, Any]:
-    """``{total, enabled}`` over every stored mock."""
-    return {"total": Mock.objects.count(), "enabled": Mock.objects.filter(enabled=True).count()}
-

@@ -16,7 +16,7 @@ import click
 
 from mockd_project.cli_client import client_options, make_client
 
-from .config import GRANT_TYPES
+from oidc.config import GRANT_TYPES
 
 DEFAULT_ISSUER = "http://localhost:4280"
 DEFAULT_CLIENT_ID = "test-client"

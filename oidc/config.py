@@ -2,7 +2,7 @@
 
 Keys stay camelCase through aliases (STYLE §13); Python attributes are snake_case. The engine's
 ``Mock.oauth`` is an untyped dict, so :func:`validate_oauth_config` is where a bad block turns
-into a :class:`~mocks.engine.errors.ConfigError` naming ``mocks[N].oauth.<field>``.
+into a :class:`~mocks.core.errors.ConfigError` naming ``mocks[N].oauth.<field>``.
 
 Source: SPEC "Identity-provider mock (`oauth`)" (fields and defaults) and "Limits" (1h access,
 7d refresh); behavior notes §8 (default issuer ``https://mock-oauth.local``; an ``oauth`` mock
@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from mocks.engine.errors import ConfigError
+from mocks.core.errors import ConfigError
 
 #: Behavior notes §8: the issuer used when a mock gives none.
 DEFAULT_ISSUER = "https://mock-oauth.local"

@@ -16,15 +16,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from mocks.engine.request import MockRequest
-from mocks.engine.responses import Send, send_simple
+from mocks.core.request import MockRequest
+from mocks.core.responses import Send, send_simple
 from mocks.protocols import ProtocolRoute
 
-from .config import validate_oauth_config
-from .errors import ServerError, error_body
-from .keys import process_signing_key
-from .provider import ENDPOINTS, Endpoint, IdentityProvider, json_response
-from .store import TokenStore
+from oidc.config import validate_oauth_config
+from oidc.errors import ServerError, error_body
+from oidc.keys import process_signing_key
+from oidc.provider import ENDPOINTS, Endpoint, IdentityProvider, json_response
+from oidc.store import TokenStore
 
 logger = logging.getLogger("mockd.oidc")
 
@@ -74,7 +74,7 @@ def compile_oauth_mock(mock: Any, key_path: str, context: dict[str, Any]) -> lis
     and are freed when the mock is deleted. Returns one :class:`ProtocolRoute` per endpoint,
     mounted under the issuer's path.
 
-    Raises :class:`~mocks.engine.errors.ConfigError` naming ``<key_path>.oauth.<field>``.
+    Raises :class:`~mocks.core.errors.ConfigError` naming ``<key_path>.oauth.<field>``.
     """
     config = validate_oauth_config(mock.oauth, key_path)
     # The engine keeps this mock's state across recompiles and drops it with the mock.

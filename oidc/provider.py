@@ -2,7 +2,7 @@
 
 :class:`IdentityProvider` is built once per snapshot compile from the mock's ``oauth`` block
 (STYLE §12: "Discovery and JWKS are built from one object per IdP mock"). Each public method
-takes a :class:`~mocks.engine.request.MockRequest` and returns an :class:`EndpointResponse`;
+takes a :class:`~mocks.core.request.MockRequest` and returns an :class:`EndpointResponse`;
 :mod:`oidc.engine` only sends it. The grant logic is oauthlib's (``AuthorizationEndpoint``,
 ``TokenEndpoint``, ``IntrospectEndpoint``, ``RevocationEndpoint``) over
 :class:`~oidc.validator.MockRequestValidator`; ``/userinfo``, discovery and JWKS are small
@@ -29,16 +29,16 @@ from oauthlib.oauth2.rfc6749.endpoints import (AuthorizationEndpoint, Introspect
                                                RevocationEndpoint, TokenEndpoint)
 from oauthlib.oauth2.rfc6749.errors import OAuth2Error
 
-from mocks.engine.request import MockRequest
+from mocks.core.request import MockRequest
 
-from .config import GRANT_TYPES, OAuthConfig
-from .errors import (AccessDeniedError, InvalidBearerTokenError, InvalidRequestError,
+from oidc.config import GRANT_TYPES, OAuthConfig
+from oidc.errors import (AccessDeniedError, InvalidBearerTokenError, InvalidRequestError,
                      MethodNotAllowedError, MissingBearerTokenError, UnsupportedGrantTypeError,
                      UnsupportedResponseTypeError, error_body, normalize_error_body)
-from .keys import SigningKey
-from .store import TokenStore
-from .tokens import JwtBearerToken, TokenIssuer
-from .validator import IntrospectionValidator, MockRequestValidator, RevocationValidator
+from oidc.keys import SigningKey
+from oidc.store import TokenStore
+from oidc.tokens import JwtBearerToken, TokenIssuer
+from oidc.validator import IntrospectionValidator, MockRequestValidator, RevocationValidator
 
 # oauthlib logs codes and tokens at DEBUG ("Issuing token ..."); the identity provider must
 # never put a secret in a log (issue 8 item 5), whatever level the user runs with.

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from oauthlib.oauth2 import BearerToken
 
-from .config import OAuthConfig
-from .keys import SigningKey
-from .store import TokenRecord, TokenStore
+from oidc.config import OAuthConfig
+from oidc.keys import SigningKey
+from oidc.store import TokenRecord, TokenStore
 
 if TYPE_CHECKING:
     from oauthlib.common import Request

@@ -28,16 +28,16 @@ from oauthlib.oauth2 import RequestValidator
 from oauthlib.oauth2.rfc6749.grant_types.authorization_code import (
     code_challenge_method_plain, code_challenge_method_s256)
 
-from .config import OAuthClient
-from .errors import (InvalidClientError, InvalidGrantError, InvalidRequestFatalError,
+from oidc.config import OAuthClient
+from oidc.errors import (InvalidClientError, InvalidGrantError, InvalidRequestFatalError,
                      InvalidScopeError, InvalidUserCredentialsError, UnauthorizedClientError)
-from .store import AUTHORIZATION_CODE_LIFETIME, AuthorizationCodeRecord, TokenRecord
-from .tokens import new_grant_id
+from oidc.store import AUTHORIZATION_CODE_LIFETIME, AuthorizationCodeRecord, TokenRecord
+from oidc.tokens import new_grant_id
 
 if TYPE_CHECKING:
     from oauthlib.common import Request
 
-    from .provider import IdentityProvider
+    from oidc.provider import IdentityProvider
 
 #: PKCE checks by ``code_challenge_method`` (oauthlib's own functions, constant-time).
 CODE_CHALLENGE_CHECKS = {"S256": code_challenge_method_s256, "plain": code_challenge_method_plain}

@@ -59,9 +59,9 @@ from ninja import Query, Router
 from mocks.api import engine_control, json_body
 from mocks.services import AdminError
 
-from . import services
-from .control import OPERATION_DELETED_MESSAGE, NameFilter, admin_error_of, operation_error_of
-from .errors import TableError
+from tables import services
+from tables.control import OPERATION_DELETED_MESSAGE, NameFilter, admin_error_of, operation_error_of
+from tables.errors import TableError
 
 router = Router(tags=["state"])
 

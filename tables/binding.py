@@ -9,7 +9,7 @@ Compile side (called by :func:`mocks.engine.snapshot.compile_snapshot`):
   reference is the config error ``extend "<ref>": mock not found`` (behavior notes §6);
 * :func:`binding_of` turns ``http.statefulBinding`` into the same :class:`BindingSpec`;
 * :class:`BoundAction` replaces the mock's static response. It has the ``respond`` interface
-  of :class:`~mocks.engine.responses.CompiledResponse`, so the data-plane app serves it like
+  of :class:`~mocks.core.responses.CompiledResponse`, so the data-plane app serves it like
   any other mock.
 
 Serve side (:meth:`BoundAction.respond`): request + path parameters -> one
@@ -44,17 +44,17 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import orjson
 
-from mocks.engine.errors import ConfigError
-from mocks.engine.request import INVALID_JSON, MockRequest
-from mocks.engine.templating import (RenderContext, TemplateError, TemplateState,
+from mocks.core.errors import ConfigError
+from mocks.core.request import INVALID_JSON, MockRequest
+from mocks.core.templating import (RenderContext, TemplateError, TemplateState,
                                      compile_template, resolve_seed)
 
-from . import errors
-from .config import StatefulBinding, TableConfig
-from .errors import MAX_WRITE_BYTES, TableError
-from .forms import parse_form
-from .store import OperationRequest, OperationResult, TableStore
-from .transforms import CompiledTransform, compile_transform, error_body, list_envelope
+from tables import errors
+from tables.config import StatefulBinding, TableConfig
+from tables.errors import MAX_WRITE_BYTES, TableError
+from tables.forms import parse_form
+from tables.store import OperationRequest, OperationResult, TableStore
+from tables.transforms import CompiledTransform, compile_transform, error_body, list_envelope
 
 if TYPE_CHECKING:
     from mocks.config import ConfigFile, Matcher, Mock, Response

@@ -40,8 +40,8 @@ import click
 
 from mockd_project.cli_client import ClientError, client_options, make_client
 
-from .config import ACTIONS, ID_STRATEGIES
-from .operations_cli import custom_group
+from tables.config import ACTIONS, ID_STRATEGIES
+from tables.operations_cli import custom_group
 
 #: ``(action, method, on the item path)`` of the five mocks ``--stateful`` creates.
 CRUD_MOCKS = (("list", "GET", False), ("create", "POST", False), ("get", "GET", True),

@@ -46,16 +46,16 @@ from urllib.parse import parse_qs
 import orjson
 from pydantic import ValidationError
 
-from mocks.engine.errors import ConfigError
+from mocks.core.errors import ConfigError
 
-from . import errors
-from .config import TableConfig
-from .errors import TableError
-from .operations import (REGISTERED_MESSAGE, OperationError, OperationRegistry,
+from tables import errors
+from tables.config import TableConfig
+from tables.errors import TableError
+from tables.operations import (REGISTERED_MESSAGE, OperationError, OperationRegistry,
                          compile_operation, operation_config_of, operations_of,
                          run_custom_operation)
-from .store import OperationRequest, TableStore
-from .transforms import list_envelope
+from tables.store import OperationRequest, TableStore
+from tables.transforms import list_envelope
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]

@@ -70,7 +70,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .ids import format_nanoseconds
+from tables.ids import format_nanoseconds
 
 if TYPE_CHECKING:
     from lark import Lark, Token

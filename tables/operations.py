@@ -4,7 +4,7 @@ Compile (:func:`compile_operation`, :func:`compile_operations`, :func:`check_ope
 every expression of a :class:`~tables.operations_config.CustomOperationConfig` is parsed and
 checked once (:mod:`tables.expressions`) against the names known at its step (``input`` and
 the ``as``/``var`` names of earlier steps; the ``response`` sees them all). A problem is a
-:class:`~mocks.engine.errors.ConfigError` naming the field
+:class:`~mocks.core.errors.ConfigError` naming the field
 (``customOperations[2].steps[1].condition: expression "frm.balance > 0": unknown name
 "frm" (known here: from, input)``); :func:`check_operation` collects every problem for the
 CLI validator instead of stopping at the first.
@@ -60,18 +60,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mocks.engine.errors import ConfigError
-from mocks.engine.loader import format_location
+from mocks.core.errors import ConfigError
+from mocks.core.errors import format_location
 
-from . import errors
-from .binding import BindingSpec
-from .errors import TableError
-from .expressions import (EvaluationError, Expression, ExpressionError, compile_expression,
+from tables import errors
+from tables.binding import BindingSpec
+from tables.errors import TableError
+from tables.expressions import (EvaluationError, Expression, ExpressionError, compile_expression,
                           text_of, type_name)
-from .ids import format_nanoseconds, value_text
-from .operations_config import CustomOperationConfig, StepConfig
-from .query import matches_filters
-from .store import OperationRequest, RuntimeTable, TableStore
+from tables.ids import format_nanoseconds, value_text
+from tables.operations_config import CustomOperationConfig, StepConfig
+from tables.query import matches_filters
+from tables.store import OperationRequest, RuntimeTable, TableStore
 
 #: Error code of a failed run that is neither a failed ``validate`` nor a missing ``read``.
 EXECUTION_FAILED = "EXECUTION_FAILED"

@@ -39,15 +39,15 @@ import yaml
 from pydantic import ValidationError
 
 from mockd_project.cli_client import ClientError, client_options, make_client
-from mocks.engine.errors import ConfigError
-from mocks.engine.loader import expand_environment
+from mocks.core.errors import ConfigError
+from mocks.loader import expand_environment
 
-from .config import TableConfig
-from .errors import TableError
-from .operations import (OperationError, OperationProblem, apply_operations, check_operation,
+from tables.config import TableConfig
+from tables.errors import TableError
+from tables.operations import (OperationError, OperationProblem, apply_operations, check_operation,
                          run_custom_operation, validation_message)
-from .operations_config import CustomOperationConfig
-from .store import TableStore, compile_tables
+from tables.operations_config import CustomOperationConfig
+from tables.store import TableStore, compile_tables
 
 
 # ---------------------------------------------------------------------------- reading files

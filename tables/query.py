@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .ids import id_key, value_text
+from tables.ids import id_key, value_text
 
 #: Default and fallback page size (SPEC "Limits").
 DEFAULT_LIMIT = 100

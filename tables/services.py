@@ -23,15 +23,15 @@ from asgiref.sync import async_to_sync
 from django.db.models import Max
 
 from mockd_project.runtime import runtime
-from mocks.engine.errors import ConfigError
+from mocks.core.errors import ConfigError
 from mocks.models import DEFAULT_WORKSPACE_ID, Workspace
 from mocks.services import (AdminError, commit_change, config_document, not_found,
                             validation_error)
 
-from .control import CREATED_MESSAGE, table_config_of
-from .errors import TableError
-from .models import CustomOperation, Table
-from .operations import REGISTERED_MESSAGE, compile_operation, operation_config_of
+from tables.control import CREATED_MESSAGE, table_config_of
+from tables.errors import TableError
+from tables.models import CustomOperation, Table
+from tables.operations import REGISTERED_MESSAGE, compile_operation, operation_config_of
 
 
 def _engine_has_table(name: str) -> bool:

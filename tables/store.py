@@ -30,16 +30,16 @@ from typing import Any
 
 import orjson
 
-from mocks.engine.errors import ConfigError
+from mocks.core.errors import ConfigError
 
-from . import errors
-from .config import TableConfig
-from .errors import TableError
-from .ids import Clock, id_key, new_prefixed, new_short, new_uuid, numeric_id, ulids, value_text
-from .query import (ListMeta, expand_names, matches_filters, paginate, parse_list_query,
+from tables import errors
+from tables.config import TableConfig
+from tables.errors import TableError
+from tables.ids import Clock, id_key, new_prefixed, new_short, new_uuid, numeric_id, ulids, value_text
+from tables.query import (ListMeta, expand_names, matches_filters, paginate, parse_list_query,
                     sort_items)
-from .transforms import CompiledTransform, compile_transform
-from .validation import TableValidator, ValidationIssue, compile_validator
+from tables.transforms import CompiledTransform, compile_transform
+from tables.validation import TableValidator, ValidationIssue, compile_validator
 
 #: Fields the service sets on every stored item (never taken from a body).
 TIMESTAMP_FIELDS = ("createdAt", "updatedAt")

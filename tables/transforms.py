@@ -26,9 +26,9 @@ import re
 import time
 from typing import Any
 
-from .config import ResponseTransform
-from .errors import TableError
-from .query import ListMeta, time_nanoseconds
+from tables.config import ResponseTransform
+from tables.errors import TableError
+from tables.query import ListMeta, time_nanoseconds
 
 #: Default statuses of creates and deletes (behavior notes §6).
 DEFAULT_CREATE_STATUS = 201

@@ -17,7 +17,7 @@ An issue is ``{field, location, code, message, received?, expected?, hint?}`` wi
 ``required``, ``type``, ``min_length``, ``max_length``, ``pattern``, ``format``, ``min``,
 ``max``, ``exclusive_min``, ``exclusive_max``, ``min_items``, ``max_items``, ``unique_items``,
 ``enum`` and locations ``body`` or ``path`` (tables) plus ``query`` and ``header`` (per-mock
-``http.validation``, :mod:`mocks.engine.validation`, which reuses :func:`check_document`,
+``http.validation``, :mod:`mocks.protocols.http.validation`, which reuses :func:`check_document`,
 :func:`check_parameters` and :func:`mode_rejects`).
 
 No Django. Rules compile once (:class:`TableValidator`); checking never raises.
@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .config import FieldRule, TableValidation
+from tables.config import FieldRule, TableValidation
 
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+\Z")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")

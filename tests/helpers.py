@@ -22,8 +22,8 @@ import yaml
 
 from mocks.config import ConfigFile
 from mocks.engine.core import Engine
-from mocks.engine.loader import validate_config
-from mocks.engine.request import MockRequest
+from mocks.loader import validate_config
+from mocks.core.request import MockRequest
 
 MOCKD = str(Path(sys.executable).parent / "mockd")
 STARTUP_TIMEOUT = 30.0

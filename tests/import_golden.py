@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from mocks.importers import import_path
+from mocks.portability.importers import import_path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "import"
 _RANDOM_ID = re.compile(r"http_[0-9a-f]{16}")

@@ -18,7 +18,7 @@ import time
 from typing import Any
 from urllib.parse import urlencode
 
-from mocks.engine.request import MockRequest
+from mocks.core.request import MockRequest
 from oidc.config import validate_oauth_config
 from oidc.keys import process_signing_key
 from oidc.provider import IdentityProvider

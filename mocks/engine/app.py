@@ -15,11 +15,11 @@ from typing import Any, Awaitable, Callable
 
 import orjson
 
-from ..protocols.streaming.sender import StreamAction
-from .core import Engine, ServeEvent, utc_timestamp
-from .matching import near_misses
-from .request import MockRequest
-from .responses import JSON_TYPE, json_body, send_simple
+from mocks.protocols.streaming.sender import StreamAction
+from mocks.engine.core import Engine, ServeEvent, utc_timestamp
+from mocks.engine.matching import near_misses
+from mocks.core.request import MockRequest
+from mocks.core.responses import JSON_TYPE, json_body, send_simple
 
 logger = logging.getLogger("mockd.engine")
 

@@ -26,19 +26,19 @@ import orjson
 
 from tables.control import TableControl, route_state
 
-from ..config import ConfigFile
-from ..protocols.streaming.config import DEFAULT_BUFFER_SIZE
-from ..protocols.streaming.control import route_sse
-from ..protocols.streaming.runtime import CLOSED_BY_ADMIN
-from .app import Receive, Scope, Send, acknowledge_lifespan, read_body
-from .core import Engine, utc_timestamp
-from .errors import ConfigError
-from .loader import validate_config
-from ..protocols.streaming.runtime import CHUNKED as STREAM_CHUNKED, SSE as STREAM_SSE
-from .requestlog import (DEFAULT_CAPACITY, QueryParameterError, RequestFilter, RequestLog,
+from mocks.config import ConfigFile
+from mocks.protocols.streaming.config import DEFAULT_BUFFER_SIZE
+from mocks.protocols.streaming.control import route_sse
+from mocks.protocols.streaming.runtime import CLOSED_BY_ADMIN
+from mocks.engine.app import Receive, Scope, Send, acknowledge_lifespan, read_body
+from mocks.engine.core import Engine, utc_timestamp
+from mocks.core.errors import ConfigError
+from mocks.loader import validate_config
+from mocks.protocols.streaming.runtime import CHUNKED as STREAM_CHUNKED, SSE as STREAM_SSE
+from mocks.engine.requestlog import (DEFAULT_CAPACITY, QueryParameterError, RequestFilter, RequestLog,
                          parse_int, parse_request_filter, records_between)
-from .responses import JSON_TYPE, send_simple
-from .verification import CallCriteria, verify_calls
+from mocks.core.responses import JSON_TYPE, send_simple
+from mocks.engine.verification import CallCriteria, verify_calls
 
 #: Seconds between keep-alive comments on an idle request stream.
 STREAM_KEEPALIVE_SECONDS = 15.0

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -17,11 +17,11 @@ from tables.store import TableStore
 
 from mocks.protocols.streaming.runtime import StreamRuntime
 
-from ..config import ConfigFile
-from .cors import CorsPolicy, compile_cors
-from .request import MockRequest
-from .snapshot import Snapshot, compile_snapshot, empty_snapshot
-from .templating import TemplateState
+from mocks.config import ConfigFile
+from mocks.engine.cors import CorsPolicy, compile_cors
+from mocks.core.request import MockRequest
+from mocks.engine.snapshot import Snapshot, compile_snapshot, empty_snapshot
+from mocks.core.templating import TemplateState
 
 logger = logging.getLogger("mockd.engine")
 
@@ -112,7 +112,7 @@ class Engine:
     def load(self, config: ConfigFile, base_dir: Path | str | None = None) -> Snapshot:
         """Compile ``config`` and make it the live snapshot.
 
-        Raises :class:`~mocks.engine.errors.ConfigError`; the old snapshot then stays live.
+        Raises :class:`~mocks.core.errors.ConfigError`; the old snapshot then stays live.
         """
         if base_dir is not None:
             self.base_dir = Path(base_dir)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
-from .errors import ConfigError
+from mocks.core.errors import ConfigError
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 

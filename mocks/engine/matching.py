@@ -6,17 +6,16 @@ and §5 (precedence, points). STYLE §3: the serving loop and the near-miss expl
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable
 
-from . import scores
-from .conditions import (BodyContainsCondition, BodyEqualsCondition, BodyPatternCondition,
-                         Condition, ConditionResult, ExactPathCondition, HeaderCondition,
-                         JsonPathCondition,
-                         MethodCondition, PathPatternCondition, QueryParamCondition,
-                         TemplatePathCondition, _PathConditionBase, path_condition)
-from .errors import ConfigError
-from .request import MockRequest
+from mocks.core import scores
+from mocks.protocols.http.conditions import (
+    BodyContainsCondition, BodyEqualsCondition, BodyPatternCondition, Condition,
+    ConditionResult, ExactPathCondition, HeaderCondition, JsonPathCondition, MethodCondition,
+    PathPatternCondition, QueryParamCondition, _PathConditionBase, path_condition)
+from mocks.core.errors import ConfigError
+from mocks.core.request import MockRequest
 
 
 class CompiledMatcher:

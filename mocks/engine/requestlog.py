@@ -24,9 +24,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-from .core import ServeEvent, utc_timestamp
-from .redaction import redact_form, redact_header
-from .request import MockRequest
+from mocks.engine.core import ServeEvent, utc_timestamp
+from mocks.core.redaction import redact_form, redact_header
+from mocks.core.request import MockRequest
 
 #: Default number of retained entries (behavior notes §1: "Capacity 1000 entries").
 DEFAULT_CAPACITY = 1000

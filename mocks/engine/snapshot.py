@@ -13,13 +13,12 @@ from tables.binding import BindingSpec, BoundAction, binding_of, collect_binding
 from tables.operations import CustomOperation, compile_operations, operation_binding
 from tables.store import TableDefinition, TableStore, compile_tables
 
-from ..config import ConfigFile, Mock
-from ..protocols import ProtocolRoute, compiler_for
-from ..protocols.streaming.actions import compile_stream_action
-from .errors import ConfigError
-from .matching import Candidate, MatchIndex, compile_matcher, precedence_key
-from .responses import CompiledResponse
-from .validation import compile_request_validation, validating_action
+from mocks.config import ConfigFile, Mock
+from mocks.protocols import ProtocolRoute, compiler_for
+from mocks.protocols.streaming.actions import compile_stream_action
+from mocks.engine.matching import Candidate, MatchIndex, compile_matcher, precedence_key
+from mocks.core.responses import CompiledResponse
+from mocks.protocols.http.validation import compile_request_validation, validating_action
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ def compile_mock(mock: Mock, order: int, key_path: str, base_dir: Path,
     A mock bound to a table (``binding`` from ``extend``, else its ``http.statefulBinding``)
     answers from ``tables`` through a :class:`~tables.binding.BoundAction` (a throw-away store
     when None, for validation only). With ``http.validation`` the action is wrapped so the
-    request is checked first (:mod:`mocks.engine.validation`).
+    request is checked first (:mod:`mocks.protocols.http.validation`).
 
     Raises :class:`ConfigError` naming the offending key (``mocks[3].http.matcher.path``).
     """

@@ -8,7 +8,7 @@ compiled, never per request; a mock type without a compiler is kept (listed, exp
 serves nothing yet.
 
 A compiler is ``compile(mock, key_path, context) -> list[ProtocolRoute]`` and raises
-:class:`~mocks.engine.errors.ConfigError` naming the key path for bad config.
+:class:`~mocks.core.errors.ConfigError` naming the key path for bad config.
 
 Who may call it: :func:`mocks.engine.snapshot.compile_snapshot`. Django-free.
 """

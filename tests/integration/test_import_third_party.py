@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from mocks.importers import ImportDocumentError, import_path
-from mocks.importers.openapi import choose_status, status_number
+from mocks.portability.importers import ImportDocumentError, import_path
+from mocks.portability.importers.openapi import choose_status, status_number
 from tests.helpers import start_engine
 from tests.thirdparty import OAS_EXAMPLES, package_root
 

@@ -101,7 +101,7 @@ def test_failed_commit_restores_database_and_engine(engine, monkeypatch):
 
 
 def test_compile_error_at_push_rolls_back(engine, monkeypatch):
-    from mocks.engine.errors import ConfigError
+    from mocks.core.errors import ConfigError
 
     def refuse(config):
         raise ConfigError("mocks[0].http", "nope")

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from mocks.engine import scores
-from mocks.engine.conditions import (BodyContainsCondition, BodyEqualsCondition,
+from mocks.core import scores
+from mocks.protocols.http.conditions import (BodyContainsCondition, BodyEqualsCondition,
                                      BodyPatternCondition, HeaderCondition, JsonPathCondition,
                                      MethodCondition, PathPatternCondition, QueryParamCondition,
                                      path_condition)
-from mocks.engine.errors import ConfigError
+from mocks.core.errors import ConfigError
 from tests.helpers import make_request
 
 
@@ -239,7 +239,7 @@ def test_request_query_parsing_matches_form_rules(query, expected):
 
 
 def test_request_header_lookup_without_building_the_view():
-    from mocks.engine.request import MockRequest
+    from mocks.core.request import MockRequest
 
     request = MockRequest("GET", "/", raw_headers=[(b"x-a", b"1"), (b"x-a", b"2")])
     assert request.header("x-a") == "1" and request.header("x-b") is None

@@ -7,7 +7,7 @@ import pytest
 
 from mocks.engine.app import DataPlaneApp
 from mocks.engine.cors import CorsPolicy, is_loopback_origin
-from mocks.engine.errors import ConfigError
+from mocks.core.errors import ConfigError
 from tests.helpers import engine_with, http_mock
 
 

@@ -7,10 +7,10 @@ from datetime import datetime, timezone
 
 import yaml
 
-from mocks.exporters import dump_collection, native_collection, resolve_bindings
-from mocks.exporters.insomnia import insomnia_v4, insomnia_v5
-from mocks.exporters.openapi import media_type_of, openapi_document
-from mocks.importers import import_document
+from mocks.portability.exporters import dump_collection, native_collection, resolve_bindings
+from mocks.portability.exporters.insomnia import insomnia_v4, insomnia_v5
+from mocks.portability.exporters.openapi import media_type_of, openapi_document
+from mocks.portability.importers import import_document
 from tests.helpers import http_mock
 
 COLLECTION = {

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from mocks.engine import fakedata
+from mocks.core import fakedata
 
 #: SPEC "Templating", "Fake-data types (35)", in SPEC order.
 SPEC_FAKE_DATA_TYPES = (
@@ -223,13 +223,13 @@ def test_fake_data_markdown_table_has_one_row_per_type_with_summary_and_example(
 
 
 def test_fake_data_module_run_with_markdown_flag_prints_the_table():
-    completed = subprocess.run([sys.executable, "-m", "mocks.engine.fakedata", "--markdown"],
+    completed = subprocess.run([sys.executable, "-m", "mocks.core.fakedata", "--markdown"],
                                capture_output=True, text=True, timeout=60, check=True)
     assert completed.stdout.strip() == fakedata.markdown_table()
 
 
 def test_fake_data_module_run_without_flag_exits_with_usage():
-    completed = subprocess.run([sys.executable, "-m", "mocks.engine.fakedata"],
+    completed = subprocess.run([sys.executable, "-m", "mocks.core.fakedata"],
                                capture_output=True, text=True, timeout=60)
     assert completed.returncode != 0 and "usage" in completed.stderr
 
@@ -241,7 +241,7 @@ def test_fake_data_docs_reference_table_matches_registry():
     section = docs.split("## Fake-data types", 1)[1]
     generated = [row.rsplit("|", 2)[0] for row in fakedata.markdown_table().splitlines()]
     documented = [row.rsplit("|", 2)[0] for row in section.splitlines() if row.startswith("|")]
-    assert documented == generated, "regenerate with: python -m mocks.engine.fakedata --markdown"
+    assert documented == generated, "regenerate with: python -m mocks.core.fakedata --markdown"
 
 
 @pytest.mark.parametrize("table_name", ["first_names", "last_names"])

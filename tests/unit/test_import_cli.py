@@ -81,7 +81,7 @@ def test_post_config_failed_batch_restores_the_previous_configuration(monkeypatc
     assert content == b'{"config":{"version":"1.0","mocks":[{"id":"old"}]},"replace":true}'
 
 
-PACKAGES = [ROOT / "mocks" / "importers", ROOT / "mocks" / "exporters"]
+PACKAGES = [ROOT / "mocks" / "portability" / "importers", ROOT / "mocks" / "portability" / "exporters"]
 
 
 @pytest.mark.parametrize("path", [path for package in PACKAGES
@@ -97,8 +97,8 @@ def test_import_export_modules_import_no_django(path):
 
 
 def test_loading_a_config_with_imports_loads_no_django():
-    code = ("import sys, mocks.importers.config_imports, mocks.importers.openapi, "
-            "mocks.exporters.openapi, mocks.exporters.insomnia;"
+    code = ("import sys, mocks.portability.importers.config_imports, mocks.portability.importers.openapi, "
+            "mocks.portability.exporters.openapi, mocks.portability.exporters.insomnia;"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('django', 'ninja', 'channels')))")
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

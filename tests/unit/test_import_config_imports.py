@@ -7,10 +7,10 @@ import json
 import pytest
 import yaml
 
-from mocks.engine.errors import ConfigError
-from mocks.engine.loader import load_config_file, validate_config
+from mocks.core.errors import ConfigError
+from mocks.loader import load_config_file, validate_config
 from mocks.engine.snapshot import compile_snapshot
-from mocks.importers.config_imports import ImportEntry
+from mocks.portability.importers.config_imports import ImportEntry
 
 SPEC = {"openapi": "3.0.0", "info": {"title": "Shop", "version": "1"}, "paths": {
     "/items": {"get": {"operationId": "listItems", "responses": {}},

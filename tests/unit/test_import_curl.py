@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from mocks.importers import ImportDocumentError, detect_format, import_document
-from mocks.importers.curl import split_commands
+from mocks.portability.importers import ImportDocumentError, detect_format, import_document
+from mocks.portability.importers.curl import split_commands
 from tests.import_golden import assert_matches_golden, case_name, cases
 
 

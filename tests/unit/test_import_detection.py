@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from mocks.importers import (ALIASES, FORMATS, ImportDocumentError, canonical_format,
+from mocks.portability.importers import (ALIASES, FORMATS, ImportDocumentError, canonical_format,
                              decode_text, detect_format, import_document, import_path)
-from mocks.importers.common import literal_text, literal_value, split_url
+from mocks.portability.importers.common import literal_text, literal_value, split_url
 
 
 @pytest.mark.parametrize(("document", "detected"), [

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from mocks.importers import ImportDocumentError, import_document
-from mocks.importers.mockoon import MockoonConversion
+from mocks.portability.importers import ImportDocumentError, import_document
+from mocks.portability.importers.mockoon import MockoonConversion
 from tests.import_golden import assert_matches_golden, case_name, cases
 
 

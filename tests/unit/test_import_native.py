@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from mocks.importers import ImportDocumentError, import_document
-from mocks.importers.native import FORMAT_VERSION, UPGRADES, document_version, upgrade
+from mocks.portability.importers import ImportDocumentError, import_document
+from mocks.portability.importers.native import FORMAT_VERSION, UPGRADES, document_version, upgrade
 from tests.import_golden import assert_matches_golden, case_name, cases
 
 

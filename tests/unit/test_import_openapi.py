@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from mocks.importers import ImportDocumentError, import_document
-from mocks.importers.openapi import choose_status, default_body, status_number
+from mocks.portability.importers import ImportDocumentError, import_document
+from mocks.portability.importers.openapi import choose_status, default_body, status_number
 from tests.import_golden import assert_matches_golden, case_name, cases
 
 

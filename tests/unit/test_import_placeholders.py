@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from mocks.importers.placeholders import MAX_DEPTH, SchemaSampler
+from mocks.portability.importers.placeholders import MAX_DEPTH, SchemaSampler
 
 SCHEMAS = {
     "#/s/Node": {"type": "object", "properties": {

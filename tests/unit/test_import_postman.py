@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from mocks.importers import ImportDocumentError, import_document
-from mocks.importers.postman import substitute
+from mocks.portability.importers import ImportDocumentError, import_document
+from mocks.portability.importers.postman import substitute
 from tests.import_golden import assert_matches_golden, case_name, cases
 
 

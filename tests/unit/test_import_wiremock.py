@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from mocks.importers import ImportDocumentError, import_document, import_path
+from mocks.portability.importers import ImportDocumentError, import_document, import_path
 from tests.import_golden import FIXTURES, assert_matches_golden, case_name, cases
 
 

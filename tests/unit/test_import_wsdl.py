@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from mocks.importers import ImportDocumentError, detect_format, import_document
+from mocks.portability.importers import ImportDocumentError, detect_format, import_document
 from tests.import_golden import assert_matches_golden, case_name, cases
 
 

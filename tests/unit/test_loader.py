@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from mocks.engine.errors import ConfigError
-from mocks.engine.loader import (expand_environment, load_config_file, parse_config_text,
+from mocks.core.errors import ConfigError
+from mocks.loader import (expand_environment, load_config_file, parse_config_text,
                                  validate_config)
 from mocks.engine.snapshot import compile_snapshot
 

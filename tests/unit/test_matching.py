@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mocks.engine.loader import validate_config
+from mocks.loader import validate_config
 from mocks.engine.matching import (MatchIndex, compile_matcher, near_misses, precedence_key)
 from mocks.engine.snapshot import compile_snapshot
 from tests.helpers import http_mock, make_config, make_request

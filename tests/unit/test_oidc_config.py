@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mocks.engine.errors import ConfigError
-from mocks.engine.loader import validate_config
+from mocks.core.errors import ConfigError
+from mocks.loader import validate_config
 from mocks.engine.snapshot import compile_snapshot
 from oidc.config import (DEFAULT_ISSUER, DEFAULT_SCOPES, GRANT_TYPES, OAuthConfig,
                          parse_duration, validate_oauth_config)

@@ -191,7 +191,7 @@ def test_tokens_survive_a_recompile_of_the_mock():
 
 def test_engine_keeps_tokens_across_reloads_and_frees_them_with_the_mock():
     from mocks.engine.core import Engine
-    from mocks.engine.loader import validate_config
+    from mocks.loader import validate_config
 
     engine = Engine()
     idp = oauth_mock(mock_id="idp")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from mocks.engine.redaction import REDACTED, SENSITIVE_HEADERS, redact_form, redact_header
+from mocks.core.redaction import REDACTED, SENSITIVE_HEADERS, redact_form, redact_header
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -12,10 +12,10 @@ import pytest
 
 from mocks.engine.app import DataPlaneApp
 from mocks.engine.core import Engine
-from mocks.engine.errors import ConfigError
-from mocks.engine.loader import validate_config
-from mocks.engine.responses import CompiledResponse
-from mocks.engine.validation import ValidatingAction, ValidatingStreamAction
+from mocks.core.errors import ConfigError
+from mocks.loader import validate_config
+from mocks.core.responses import CompiledResponse
+from mocks.protocols.http.validation import ValidatingAction, ValidatingStreamAction
 from tables.validation import TableValidator, ValidationIssue
 from tests.helpers import http_mock, make_config
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from mocks.config import Response
-from mocks.engine.errors import ConfigError
-from mocks.engine.responses import CompiledResponse, default_content_type
-from mocks.engine.templating import TemplateState
+from mocks.core.errors import ConfigError
+from mocks.core.responses import CompiledResponse, default_content_type
+from mocks.core.templating import TemplateState
 from tests.helpers import make_request
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mocks.engine.errors import ConfigError
-from mocks.engine.loader import validate_config
+from mocks.core.errors import ConfigError
+from mocks.loader import validate_config
 from mocks.engine.snapshot import compile_snapshot
 from mocks.protocols.streaming.chunked import ChunkedAction
 from mocks.protocols.streaming.sse import SseAction

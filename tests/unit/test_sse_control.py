@@ -9,7 +9,7 @@ import httpx
 from mocks.engine.app import DataPlaneApp
 from mocks.engine.control import EngineControl, EngineControlApp
 from mocks.engine.core import Engine
-from mocks.engine.loader import validate_config
+from mocks.loader import validate_config
 from tests.helpers import make_config
 from tests.unit.sse_client import LIMIT, FakeClient, sse_mock
 

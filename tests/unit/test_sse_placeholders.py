@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
-from mocks.engine.errors import ConfigError
-from mocks.engine.templating import RenderContext, TemplateState
+from mocks.core.errors import ConfigError
+from mocks.core.templating import RenderContext, TemplateState
 from mocks.protocols.streaming.placeholders import compile_event_data
 from tests.helpers import make_request
 

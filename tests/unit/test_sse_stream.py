@@ -11,7 +11,7 @@ import pytest
 
 from mocks.engine.app import DataPlaneApp
 from mocks.engine.core import Engine
-from mocks.engine.loader import validate_config
+from mocks.loader import validate_config
 from mocks.protocols.streaming.runtime import StreamConnection, StreamRuntime
 from mocks.protocols.streaming.sender import StreamClock, StreamStopped
 from tests.helpers import engine_with, make_config

@@ -7,8 +7,8 @@ import re
 import orjson
 import pytest
 
-from mocks.engine.errors import ConfigError
-from mocks.engine.templating import RenderContext, TemplateState
+from mocks.core.errors import ConfigError
+from mocks.core.templating import RenderContext, TemplateState
 from mocks.protocols.streaming.framing import payload_text
 from mocks.protocols.streaming.templates import (DEFAULT_TOKENS, LlmChatTemplate,
                                                  compile_sse_template)

@@ -10,8 +10,8 @@ import pytest
 from mocks.config import Matcher
 from mocks.engine.app import DataPlaneApp
 from mocks.engine.core import Engine
-from mocks.engine.errors import ConfigError
-from mocks.engine.loader import validate_config
+from mocks.core.errors import ConfigError
+from mocks.loader import validate_config
 from tables.binding import item_id_parameter, read_write_body, resolve_mock_reference
 from tables.errors import TableError
 from tests.helpers import http_mock, make_config, make_request
@@ -306,7 +306,7 @@ def test_config_reload_keeps_runtime_items():
 def test_example_stripe_config_loads():
     from pathlib import Path
 
-    from mocks.engine.loader import load_config_file
+    from mocks.loader import load_config_file
 
     engine = Engine()
     engine.load(load_config_file(Path(__file__).resolve().parents[2] / "examples" /

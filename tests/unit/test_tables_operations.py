@@ -12,8 +12,8 @@ import pytest
 from mocks.engine.app import DataPlaneApp
 from mocks.engine.control import EngineControl
 from mocks.engine.core import Engine
-from mocks.engine.errors import ConfigError
-from mocks.engine.loader import validate_config
+from mocks.core.errors import ConfigError
+from mocks.loader import validate_config
 from tables.control import operation_error_of, route_state
 from tables.errors import TableError
 from tables.operations import (OperationError, check_operation, compile_operation,

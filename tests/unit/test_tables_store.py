@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mocks.engine.errors import ConfigError
+from mocks.core.errors import ConfigError
 from tables.config import TableConfig
 from tables.store import (OperationRequest, TableDefinition, TableStore, compile_tables)
 
@@ -277,7 +277,7 @@ def test_duplicate_table_names_are_a_config_error():
 def test_yaml_dates_in_seed_data_become_rfc3339_text():
     import datetime
 
-    from mocks.engine.loader import parse_config_text, validate_config
+    from mocks.loader import parse_config_text, validate_config
 
     config = validate_config(parse_config_text(
         "tables:\n  - name: t\n    seedData:\n      - {id: a, day: 2024-01-02, "

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mocks.engine.request import MockRequest
-from mocks.engine.templating import (RenderContext, TemplateError, TemplateState, compile_template,
+from mocks.core.request import MockRequest
+from mocks.core.templating import (RenderContext, TemplateError, TemplateState, compile_template,
                                      compile_value, resolve_seed)
 from tests.helpers import make_request
 
@@ -271,7 +271,7 @@ def test_faker_expression_type_name_any_case_renders_same_value(text):
 
 
 def test_faker_expression_every_type_renders_nonempty_text():
-    from mocks.engine.fakedata import FAKE_DATA_TYPES
+    from mocks.core.fakedata import FAKE_DATA_TYPES
     text = "|".join(f"{{{{faker.{name}}}}}" for name in FAKE_DATA_TYPES)
     values = render(text, seed=3).split("|")
     assert len(values) == 35 and all(values)

@@ -7,16 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .chunked import compile_chunked_action
-from .sender import StreamAction
-from .sse import compile_sse_action
+from mocks.protocols.streaming.chunked import compile_chunked_action
+from mocks.protocols.streaming.sender import StreamAction
+from mocks.protocols.streaming.sse import compile_sse_action
 
 
 def compile_stream_action(http: Any, key_path: str, base_dir: Path) -> StreamAction:
     """The action of an ``http`` block that has ``sse`` or ``chunked`` (``key_path`` points at
     the ``http`` block; ``base_dir`` resolves a relative ``chunked.dataFile``).
 
-    Raises :class:`~mocks.engine.errors.ConfigError` naming the key of a bad template,
+    Raises :class:`~mocks.core.errors.ConfigError` naming the key of a bad template,
     placeholder or template parameter.
     """
     if http.sse is not None:

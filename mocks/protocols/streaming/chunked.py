@@ -23,12 +23,12 @@ from typing import Any
 
 import orjson
 
-from mocks.engine.responses import JSON_TYPE, send_simple
+from mocks.core.responses import JSON_TYPE, send_simple
 
-from .config import ChunkedConfig
-from .framing import ChunkedFraming, NdjsonFraming
-from .runtime import CHUNKED, StreamRuntime
-from .sender import StreamAction, StreamClock, serve_stream
+from mocks.protocols.streaming.config import ChunkedConfig
+from mocks.protocols.streaming.framing import ChunkedFraming, NdjsonFraming
+from mocks.protocols.streaming.runtime import CHUNKED, StreamRuntime
+from mocks.protocols.streaming.sender import StreamAction, StreamClock, serve_stream
 
 CHUNKED_HEADERS = ((b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no"))
 

@@ -19,12 +19,12 @@ import random
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from mocks.engine.errors import ConfigError
+from mocks.core.errors import ConfigError
 
-from .config import (DEFAULT_GENERATOR_COUNT, GeneratorConfig, SseEventConfig,
+from mocks.protocols.streaming.config import (DEFAULT_GENERATOR_COUNT, GeneratorConfig, SseEventConfig,
                      SseTimingConfig)
-from .framing import MAX_EVENT_PAYLOAD_BYTES, payload_text
-from .placeholders import DataTemplate, compile_event_data
+from mocks.protocols.streaming.framing import MAX_EVENT_PAYLOAD_BYTES, payload_text
+from mocks.protocols.streaming.placeholders import DataTemplate, compile_event_data
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ A string value that is *exactly* one placeholder is replaced on every send:
 ``$pick(a,b,c)``    one of the comma-separated words, as text
 ==================  ===============================================================
 
-Any other string is a template of :mod:`mocks.engine.templating` (``{{uuid}}``,
+Any other string is a template of :mod:`mocks.core.templating` (``{{uuid}}``,
 ``{{faker.name}}``, …). Both are compiled once, when the snapshot is compiled; rendering never
 raises. With a seed (``?_mockd_seed=N``) placeholders draw from the same random stream as the
 templates, so a seeded stream is reproducible.
@@ -25,8 +25,8 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from mocks.engine.errors import ConfigError
-from mocks.engine.templating import RenderContext, TemplateError, compile_template
+from mocks.core.errors import ConfigError
+from mocks.core.templating import RenderContext, TemplateError, compile_template
 
 _RANDOM = re.compile(r"\$random\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)")
 _PICK = re.compile(r"\$pick\((.*)\)", re.DOTALL)

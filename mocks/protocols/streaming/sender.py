@@ -30,9 +30,9 @@ from typing import Any
 
 import orjson
 
-from mocks.engine.responses import JSON_TYPE, send_simple
+from mocks.core.responses import JSON_TYPE, send_simple
 
-from .runtime import (CLIENT_DISCONNECTED, StreamConnection, StreamRuntime,
+from mocks.protocols.streaming.runtime import (CLIENT_DISCONNECTED, StreamConnection, StreamRuntime,
                       abrupt_close_requested)
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]

@@ -28,16 +28,16 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from mocks.engine.errors import ConfigError
-from mocks.engine.templating import RenderContext, resolve_seed
+from mocks.core.errors import ConfigError
+from mocks.core.templating import RenderContext, resolve_seed
 
-from .config import SseConfig
-from .events import (CompiledEvent, EventSequence, SseTiming, StaticSequence, compile_event,
+from mocks.protocols.streaming.config import SseConfig
+from mocks.protocols.streaming.events import (CompiledEvent, EventSequence, SseTiming, StaticSequence, compile_event,
                      compile_generator)
-from .framing import MAX_EVENT_PAYLOAD_BYTES, SseEvent, SseFraming, payload_text
-from .runtime import SSE, BufferedEvent, StreamConnection, StreamRuntime
-from .sender import StreamAbort, StreamAction, StreamClock, refuse, serve_stream
-from .templates import compile_sse_template
+from mocks.protocols.streaming.framing import MAX_EVENT_PAYLOAD_BYTES, SseEvent, SseFraming, payload_text
+from mocks.protocols.streaming.runtime import SSE, BufferedEvent, StreamConnection, StreamRuntime
+from mocks.protocols.streaming.sender import StreamAbort, StreamAction, StreamClock, refuse, serve_stream
+from mocks.protocols.streaming.templates import compile_sse_template
 
 logger = logging.getLogger("mockd.streaming")
 

@@ -33,10 +33,10 @@ from typing import Any
 
 import orjson
 
-from mocks.engine.errors import ConfigError
+from mocks.core.errors import ConfigError
 
-from .events import CompiledEvent, StaticSequence
-from .placeholders import DataTemplate, _Object, _Timestamp, compile_event_data
+from mocks.protocols.streaming.events import CompiledEvent, StaticSequence
+from mocks.protocols.streaming.placeholders import DataTemplate, _Object, _Timestamp, compile_event_data
 
 LLM_CHAT_NAMES = ("llm-chat", "openai-chat", "openai")
 NOTIFICATION_NAMES = ("notification-stream", "notification")

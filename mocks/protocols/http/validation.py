@@ -37,10 +37,10 @@ from tables.binding import WARNINGS_HEADER
 from tables.validation import (ValidationIssue, check_document, check_parameters,
                                compile_fields, mode_rejects, rules_from_schema, type_matches)
 
-from ..protocols.streaming.sender import StreamAction
-from .errors import ConfigError
-from .request import INVALID_JSON, MockRequest
-from .responses import Send, json_body, send_simple
+from mocks.protocols.streaming.sender import StreamAction
+from mocks.core.errors import ConfigError
+from mocks.core.request import INVALID_JSON, MockRequest
+from mocks.core.responses import Send, json_body, send_simple
 
 PROBLEM_TYPE = b"application/problem+json"
 

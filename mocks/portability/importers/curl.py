@@ -27,8 +27,8 @@ import shlex
 from typing import Any
 from urllib.parse import parse_qsl
 
-from .common import http_mock, split_url
-from .result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
+from mocks.portability.importers.common import http_mock, split_url
+from mocks.portability.importers.result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
 
 FORMAT = "curl"
 SKIPPED_MATCH_HEADERS = frozenset(("content-type", "content-length", "accept", "user-agent",

@@ -31,9 +31,9 @@ import re
 import shlex
 from typing import Any
 
-from .common import (IdAllocator, clamp_delay, header_pairs, http_mock, literal_text,
+from mocks.portability.importers.common import (IdAllocator, clamp_delay, header_pairs, http_mock, literal_text,
                      new_http_id, safe_id)
-from .result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
+from mocks.portability.importers.result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
 
 FORMAT = "mockoon"
 

@@ -29,9 +29,9 @@ import random
 from http import HTTPStatus
 from typing import Any
 
-from .common import IdAllocator, http_mock, new_http_id, safe_id, scalar_text
-from .placeholders import SchemaSampler
-from .result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
+from mocks.portability.importers.common import IdAllocator, http_mock, new_http_id, safe_id, scalar_text
+from mocks.portability.importers.placeholders import SchemaSampler
+from mocks.portability.importers.result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
 
 FORMAT = "openapi"
 METHODS = ("get", "post", "put", "delete", "patch", "head", "options")

@@ -1,6 +1,6 @@
 """``imports:`` in a config file: external specs expanded into mocks when the file loads.
 
-The config loader (:func:`mocks.engine.loader.load_config_file`) calls
+The config loader (:func:`mocks.loader.load_config_file`) calls
 :func:`expand_imports` on the parsed document before schema validation, so ``mockd start``,
 ``mockd engine`` and ``mockd list -c`` all see the imported mocks. Each entry
 (:class:`ImportEntry`) names a ``path`` (relative to the config file) or a ``url``, an
@@ -23,7 +23,7 @@ Merging rules:
   binding survives persistence (the stored mock keeps only its id) and the lookup order of
   behavior notes §6 (id, then operation id, then ``"METHOD /path"``) holds;
 * a document that cannot be converted, or whose mocks do not fit the schema, is a
-  :class:`~mocks.engine.errors.ConfigError` at ``imports[i]`` (or ``imports[i].path``) with
+  :class:`~mocks.core.errors.ConfigError` at ``imports[i]`` (or ``imports[i].path``) with
   the importer's one-line reason; nothing is loaded. The merged config is compiled once, by
   the engine, right after (compiling imported mocks here too would double the start-up
   time of a large spec).
@@ -41,50 +41,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ValidationError
+
+from mocks.config import ImportEntry
 
 #: Seconds allowed to fetch one ``url`` import.
 URL_TIMEOUT_SECONDS = 30.0
-
-
-class ImportEntry(BaseModel):
-    """One ``imports[]`` entry (SPEC "Import entry").
-
-    Attributes:
-        path: spec file (or WireMock directory), relative to the config file's folder.
-        url: an http(s) URL to fetch instead of ``path``.
-        as_prefix: ``as``: namespace of generated ids (``<as>.<operationId>``).
-        format: a format name or alias (``openapi``, ``swagger``, ``har``, ...); detected
-            from the content when absent.
-        include_static: HAR only: keep static assets.
-    """
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    path: str | None = None
-    url: str | None = None
-    as_prefix: str | None = Field(None, alias="as", min_length=1, pattern=r"^[A-Za-z0-9_.:@+-]+$")
-    format: str | None = None
-    include_static: bool = Field(False, alias="includeStatic")
-
-    @model_validator(mode="after")
-    def _path_or_url(self) -> "ImportEntry":
-        if bool(self.path) == bool(self.url):
-            raise ValueError("give either path or url")
-        if self.url and not self.url.startswith(("http://", "https://")):
-            raise ValueError("url must start with http:// or https://")
-        return self
 
 
 def expand_imports(data: dict[str, Any], base_dir: Path | str) -> dict[str, Any]:
     """``data`` with every ``imports[]`` entry converted and merged (see the module
     docstring). Returns ``data`` itself when it has no imports.
 
-    Raises :class:`~mocks.engine.errors.ConfigError` naming ``imports[i]``.
+    Raises :class:`~mocks.core.errors.ConfigError` naming ``imports[i]``.
     """
-    from ..engine.errors import ConfigError
-    from ..engine.loader import format_location
-    from . import ImportDocumentError, import_document, import_path
+    from mocks.core.errors import ConfigError
+    from mocks.core.errors import format_location
+    from mocks.portability.importers import ImportDocumentError, import_document, import_path
 
     entries = data.get("imports")
     if not entries:
@@ -163,7 +136,7 @@ def _fetch(url: str, location: str) -> str:
     """The text at ``url``; raises ConfigError naming ``location`` when it cannot be read."""
     import httpx
 
-    from ..engine.errors import ConfigError
+    from mocks.core.errors import ConfigError
 
     try:
         response = httpx.get(url, timeout=URL_TIMEOUT_SECONDS, follow_redirects=True)

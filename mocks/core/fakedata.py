@@ -21,7 +21,7 @@ path. ``productName`` has no Faker provider, so its word lists live here.
 Concurrency: single owner (the engine's event loop). The shared Faker ``Generator`` is rebound to
 the caller's ``rng`` before each use and must not be used across an ``await``.
 
-Run ``python -m mocks.engine.fakedata --markdown`` to print the reference table for the docs.
+Run ``python -m mocks.core.fakedata --markdown`` to print the reference table for the docs.
 """
 from __future__ import annotations
 
@@ -510,5 +510,5 @@ def markdown_table(seed: int = 7) -> str:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--markdown"]:
-        sys.exit("usage: python -m mocks.engine.fakedata --markdown")
+        sys.exit("usage: python -m mocks.core.fakedata --markdown")
     print(markdown_table())

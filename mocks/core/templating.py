@@ -38,8 +38,8 @@ from typing import Any
 
 import orjson
 
-from mocks.engine import fakedata
-from mocks.engine.request import INVALID_JSON, MockRequest
+from mocks.core import fakedata
+from mocks.core.request import INVALID_JSON, MockRequest
 
 __all__ = [
     "RenderContext",

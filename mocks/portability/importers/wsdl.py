@@ -28,8 +28,8 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from .common import IdAllocator, safe_id
-from .result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
+from mocks.portability.importers.common import IdAllocator, safe_id
+from mocks.portability.importers.result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
 
 FORMAT = "wsdl"
 WSDL_NAMESPACE = "http://schemas.xmlsoap.org/wsdl/"

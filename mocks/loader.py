@@ -13,8 +13,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from ..config import ConfigFile
-from .errors import ConfigError
+from mocks.config import ConfigFile
+from mocks.core.errors import ConfigError, format_location
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -34,19 +34,6 @@ def expand_environment(text: str, environ: dict[str, str] | None = None) -> str:
         return env.get(bare, match.group(0))
 
     return _ENV_REFERENCE.sub(replace, text)
-
-
-def format_location(location: tuple[Any, ...]) -> str:
-    """``("mocks", 3, "http", "matcher")`` -> ``"mocks[3].http.matcher"``."""
-    out = ""
-    for part in location:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif str(part).startswith(("function-", "tagged-union", "literal[", "union[")):
-            continue  # pydantic's internal validator steps say nothing to a user
-        else:
-            out += f".{part}" if out else str(part)
-    return out
 
 
 def _pydantic_error(error: ValidationError, prefix: str = "") -> ConfigError:
@@ -90,7 +77,7 @@ def validate_config(data: Any) -> ConfigFile:
 
 def load_config_file(path: str | Path) -> ConfigFile:
     """Read, expand, parse and validate one config file; ``imports:`` entries are converted
-    and merged first (:func:`mocks.importers.config_imports.expand_imports`).
+    and merged first (:func:`mocks.portability.importers.config_imports.expand_imports`).
 
     Raises :class:`ConfigError`: unreadable file, bad syntax, a failed import
     (``imports[0]: openapi: paths./x.get: ...``), or a schema error with its path.
@@ -104,7 +91,7 @@ def load_config_file(path: str | Path) -> ConfigFile:
     data = parse_config_text(text, str(file_path))
     if data.get("imports"):
         # Hook: `imports:` entries become mocks before validation (SPEC "Import entry").
-        from ..importers.config_imports import expand_imports
+        from mocks.portability.importers.config_imports import expand_imports
 
         data = expand_imports(data, file_path.resolve().parent)
     return validate_config(data)

@@ -23,9 +23,9 @@ import base64
 import binascii
 from typing import Any
 
-from .common import (body_value, content_type_of, header_pairs, http_mock,
+from mocks.portability.importers.common import (body_value, content_type_of, header_pairs, http_mock,
                      response_headers, split_url)
-from .result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
+from mocks.portability.importers.result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
 
 FORMAT = "har"
 #: Path extensions of static assets.

@@ -22,7 +22,7 @@ import json
 import re
 from typing import Any
 
-from mocks.importers.native import FORMAT_VERSION
+from mocks.portability.importers.native import FORMAT_VERSION
 
 __all__ = ["FORMAT_VERSION", "native_collection", "resolve_bindings", "dump_collection",
            "DEFAULT_EXPORT_NAME"]

@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .common import (body_value, content_type_of, header_pairs, http_mock, new_http_id,
+from mocks.portability.importers.common import (body_value, content_type_of, header_pairs, http_mock, new_http_id,
                      response_headers, split_url)
-from .result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
+from mocks.portability.importers.result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
 
 FORMAT = "postman"
 #: Request headers never turned into conditions.

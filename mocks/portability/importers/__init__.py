@@ -5,7 +5,7 @@ Owns: the importer registry, format detection (:func:`detect_format`), and
 :class:`ImportResult` (mocks, tables, bindings, warnings, format, source) and check that it
 validates against the one config schema and compiles. Callers then merge it through the same
 validate+merge service: the CLI posts it to ``POST /config``; the config loader folds
-``imports:`` entries into the file (:mod:`mocks.importers.config_imports`).
+``imports:`` entries into the file (:mod:`mocks.portability.importers.config_imports`).
 
 Importers (one module each, resolved lazily from import strings so that, for example, lxml
 is only loaded for WSDL): ``openapi`` (OpenAPI 3.0/3.1, Swagger 2.0), ``postman``, ``har``,
@@ -27,7 +27,7 @@ import importlib
 from pathlib import Path
 from typing import Protocol
 
-from .result import (DocumentProbe, ImportDocumentError, ImportOptions, ImportResult,
+from mocks.portability.importers.result import (DocumentProbe, ImportDocumentError, ImportOptions, ImportResult,
                      ProgressCallback)
 
 __all__ = ["DocumentProbe", "ImportDocumentError", "ImportOptions", "ImportResult",
@@ -50,14 +50,14 @@ class Importer(Protocol):
 #: har, own, openapi, postman, mockoon, wiremock). curl is last and never auto-detected
 #: (SPEC "Import and export": "only with --format curl").
 FORMATS: dict[str, str] = {
-    "wsdl": "mocks.importers.wsdl:WsdlImporter",
-    "har": "mocks.importers.har:HarImporter",
-    "mockd": "mocks.importers.native:NativeImporter",
-    "openapi": "mocks.importers.openapi:OpenAPIImporter",
-    "postman": "mocks.importers.postman:PostmanImporter",
-    "mockoon": "mocks.importers.mockoon:MockoonImporter",
-    "wiremock": "mocks.importers.wiremock:WireMockImporter",
-    "curl": "mocks.importers.curl:CurlImporter",
+    "wsdl": "mocks.portability.importers.wsdl:WsdlImporter",
+    "har": "mocks.portability.importers.har:HarImporter",
+    "mockd": "mocks.portability.importers.native:NativeImporter",
+    "openapi": "mocks.portability.importers.openapi:OpenAPIImporter",
+    "postman": "mocks.portability.importers.postman:PostmanImporter",
+    "mockoon": "mocks.portability.importers.mockoon:MockoonImporter",
+    "wiremock": "mocks.portability.importers.wiremock:WireMockImporter",
+    "curl": "mocks.portability.importers.curl:CurlImporter",
 }
 
 #: Other names accepted by ``--format`` and ``imports[].format`` (behavior notes §13).
@@ -232,10 +232,10 @@ def check_result(result: ImportResult, compile: bool = True) -> None:
     Raises :class:`ImportDocumentError` ``<format>: mocks[3].http.matcher.path: ...``.
     """
     # Imported here: mocks.config imports this package's ImportEntry model at load time.
-    from ..config import ConfigFile
-    from ..engine.errors import ConfigError
-    from ..engine.loader import format_location
-    from ..engine.snapshot import compile_snapshot
+    from mocks.config import ConfigFile
+    from mocks.core.errors import ConfigError
+    from mocks.core.errors import format_location
+    from mocks.engine.snapshot import compile_snapshot
     from pydantic import ValidationError
 
     try:

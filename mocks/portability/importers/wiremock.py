@@ -29,9 +29,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .common import (IdAllocator, body_value, clamp_delay, content_type_of, http_mock,
+from mocks.portability.importers.common import (IdAllocator, body_value, clamp_delay, content_type_of, http_mock,
                      new_http_id, response_headers, safe_id, scalar_text, split_url)
-from .result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult, parse_yaml
+from mocks.portability.importers.result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult, parse_yaml
 
 FORMAT = "wiremock"
 #: Value operators kept as literal values (behavior notes §13).

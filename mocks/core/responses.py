@@ -12,9 +12,9 @@ from typing import Any, Awaitable, Callable
 
 import orjson
 
-from .errors import ConfigError
-from .request import MockRequest
-from .templating import (RenderContext, TemplateError, TemplateState, compile_template,
+from mocks.core.errors import ConfigError
+from mocks.core.request import MockRequest
+from mocks.core.templating import (RenderContext, TemplateError, TemplateState, compile_template,
                          compile_value, resolve_seed)
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]

@@ -1,7 +1,7 @@
 """One small class per matcher condition (STYLE §3).
 
 Every condition has ``field`` (the config key it came from, as named in near misses),
-``max_score`` (points from :mod:`mocks.engine.scores`), ``weight`` (how many conditions it counts
+``max_score`` (points from :mod:`mocks.core.scores`), ``weight`` (how many conditions it counts
 for in precedence) and ``evaluate(request, explain=False) -> ConditionResult``. Serving calls
 ``evaluate`` without ``explain`` and stops at the first miss; near misses call the *same* method
 with ``explain=True`` to get expected/actual text. There is no second copy of the logic.
@@ -16,10 +16,10 @@ from typing import Any, Callable
 
 import orjson
 
-from . import scores
-from .errors import ConfigError
-from .paths import PathForm, compile_path, path_captures
-from .request import INVALID_JSON, MockRequest
+from mocks.core import scores
+from mocks.core.errors import ConfigError
+from mocks.core.paths import PathForm, compile_path, path_captures
+from mocks.core.request import INVALID_JSON, MockRequest
 
 _NO_CAPTURES: dict[str, str] = {}
 

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from . import scores
-from .errors import ConfigError
+from mocks.core import scores
+from mocks.core.errors import ConfigError
 
 _PLACEHOLDER = re.compile(r"\{([^{}:]+)(?::((?:[^{}]|\{[^{}]*\})+))?\}")
 
