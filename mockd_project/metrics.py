@@ -1,25 +1,36 @@
 """Prometheus metrics of the admin port: ``GET /metrics`` (no auth).
 
-The data plane does not touch prometheus-client: the engine's request log keeps plain O(1)
-counters (:class:`mocks.engine.requestlog.TrafficCounters`) and this module turns a copy of
-them into metric families at scrape time. Admin-side traffic is counted with ordinary
-prometheus-client metrics by the admin gateway.
+One answer, three sources:
 
-Source: SPEC "Health and metrics"; behavior notes §17 (prefix ``mockd_``, the metric names,
-labels and histogram buckets).
+* ``mockd_*`` data-plane families. The data plane does not touch prometheus-client: the
+  engine's request log keeps plain O(1) counters
+  (:class:`mocks.engine.requestlog.TrafficCounters`) and :class:`EngineCollector` turns a copy
+  of them into metric families at scrape time.
+* django-prometheus' families (``django_http_*`` by view, method and status; ``django_db_*``
+  for the SQLite queries), measured by its two middlewares and its database wrapper (see
+  ``settings.py``), next to prometheus-client's process, platform and GC collectors. All of
+  these live in prometheus-client's default ``REGISTRY``.
+* ``mockd_admin_requests_total`` and ``mockd_admin_request_duration_seconds``, derived at
+  scrape time by :class:`AdminCollector` (see there for why they are not measured a second
+  time).
+
+Families are named as in the metrics section of ``docs/admin-api.md``; histogram buckets are
+0.001 ... 10 s.
 """
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator
+from collections import defaultdict
+from typing import Any, Iterable, Iterator
 
 from django.http import HttpRequest, HttpResponse
+from django_prometheus.middleware import Metrics as DjangoMetrics
 from ninja import Router
-from prometheus_client import (CollectorRegistry, Counter, GCCollector, Histogram,
-                               PlatformCollector, ProcessCollector, disable_created_metrics,
-                               generate_latest)
+from prometheus_client import (REGISTRY, CollectorRegistry, Counter, Histogram,
+                               disable_created_metrics, generate_latest)
 from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily,
                                     HistogramMetricFamily, Metric)
+from prometheus_client.utils import floatToGoString
 
 from mockd_project.runtime import runtime
 from mocks.engine.requestlog import DURATION_BUCKETS
@@ -32,18 +43,30 @@ router = Router(tags=["metrics"])
 # `*_created` series only add noise to a local tool's scrape.
 disable_created_metrics()
 
+#: The ``mockd_*`` families; everything else comes from the default ``REGISTRY``.
 registry = CollectorRegistry(auto_describe=False)
-ProcessCollector(registry=registry)
-PlatformCollector(registry=registry)
-GCCollector(registry=registry)
 
-#: Admin API requests by method and status (counted by the admin gateway).
-ADMIN_REQUESTS = Counter("mockd_admin_requests", "Admin API requests.", ["method", "status"],
-                         registry=registry)
-#: Admin API request durations in seconds.
-ADMIN_DURATION = Histogram("mockd_admin_request_duration_seconds",
-                           "Admin API request duration in seconds.", ["method"],
-                           buckets=DURATION_BUCKETS, registry=registry)
+# Admin answers Django's middleware chain never sees, so django-prometheus cannot count them:
+# the gateway's own (CORS preflight, 401, 413, 429) and static files. Registered nowhere:
+# they are only read by AdminCollector, which adds them to django-prometheus' series.
+GATEWAY_REQUESTS = Counter("mockd_admin_gateway_requests",
+                           "Admin answers given before Django, by method and status.",
+                           ["method", "status"], registry=None)
+GATEWAY_DURATION = Histogram("mockd_admin_gateway_request_duration_seconds",
+                             "Duration of admin answers given before Django, in seconds.",
+                             ["method"], buckets=DURATION_BUCKETS, registry=None)
+
+
+def record_gateway_answer(method: str, status: int, seconds: float) -> None:
+    """Count one admin answer that did not go through Django's middleware chain.
+
+    Args:
+        method: the HTTP method as received (``"GET"``, ``"OPTIONS"``...).
+        status: the HTTP status answered (``500`` when nothing was answered).
+        seconds: wall time from the request's arrival to the end of the answer, in seconds.
+    """
+    GATEWAY_REQUESTS.labels(method, str(status)).inc()
+    GATEWAY_DURATION.labels(method).observe(seconds)
 
 
 def _bound(value: float) -> str:
@@ -134,9 +157,91 @@ engine_collector = EngineCollector()
 registry.register(engine_collector)
 
 
+class AdminCollector:
+    """``mockd_admin_requests_total{method,status}`` and
+    ``mockd_admin_request_duration_seconds{method}``, summed at scrape time.
+
+    Why derived rather than measured: django-prometheus' middlewares already count and time
+    every request Django serves (``django_http_responses_total_by_status_view_method`` and
+    ``django_http_requests_latency_seconds_by_view_method``); timing the same requests a second
+    time in the gateway would keep two clocks that can disagree. The two ``mockd_admin_*``
+    names stay because dashboards and alerts use them: they are those families summed over
+    ``view``, plus the answers Django never sees (:func:`record_gateway_answer`), so every
+    answer of the admin port is in them exactly once. ``settings.PROMETHEUS_LATENCY_BUCKETS``
+    gives django-prometheus the same buckets as ours (0.001 ... 10 s), so bucket counts add
+    up bound by bound.
+    """
+
+    def describe(self) -> list[Metric]:
+        """Nothing to describe ahead: the label values depend on the traffic seen."""
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        """Yield the two ``mockd_admin_*`` families."""
+        django = DjangoMetrics.get_instance()
+        counts: dict[tuple[str, str], float] = defaultdict(float)
+        for sample in _samples((django.responses_by_status_view_method, GATEWAY_REQUESTS),
+                               "_total"):
+            counts[(sample.labels["method"], sample.labels["status"])] += sample.value
+        requests = CounterMetricFamily("mockd_admin_requests",
+                                       "Admin API requests by method and status.",
+                                       labels=["method", "status"])
+        for (method, status), count in sorted(counts.items()):
+            requests.add_metric([method, status], count)
+        yield requests
+
+        buckets: dict[str, dict[float, float]] = defaultdict(lambda: defaultdict(float))
+        sums: dict[str, float] = defaultdict(float)
+        # one pass, so the buckets and the sum of a method come from the same collection
+        for sample in _samples((django.requests_latency_by_view_method, GATEWAY_DURATION),
+                               ("_bucket", "_sum")):
+            if sample.name.endswith("_sum"):
+                sums[sample.labels["method"]] += sample.value
+            else:
+                buckets[sample.labels["method"]][float(sample.labels["le"])] += sample.value
+        duration = HistogramMetricFamily("mockd_admin_request_duration_seconds",
+                                         "Admin API request duration in seconds.",
+                                         labels=["method"])
+        for method, by_bound in sorted(buckets.items()):
+            duration.add_metric([method], [(floatToGoString(bound), count)
+                                           for bound, count in sorted(by_bound.items())],
+                                sums[method])
+        yield duration
+
+
+def _samples(metrics: Iterable[Any], suffix: str | tuple[str, ...]) -> Iterator[Any]:
+    """The samples of prometheus-client metric objects whose name ends with ``suffix`` (one
+    suffix or a tuple of them)."""
+    for metric in metrics:
+        for family in metric.collect():
+            for sample in family.samples:
+                if sample.name.endswith(suffix):
+                    yield sample
+
+
+registry.register(AdminCollector())
+
+
+class _Exposition:
+    """Every family ``/metrics`` serves: ours, then the default ``REGISTRY``'s. A family name
+    is written once (the first source wins): a duplicate would make the scrape invalid."""
+
+    def collect(self) -> Iterator[Metric]:
+        seen: set[str] = set()
+        for source in (registry, REGISTRY):
+            for family in source.collect():
+                if family.name not in seen:
+                    seen.add(family.name)
+                    yield family
+
+
+exposition = _Exposition()
+
+
 @router.get("/metrics", summary="Prometheus metrics (no auth)")
 async def metrics(request: HttpRequest) -> HttpResponse:
-    """The text exposition format of every ``mockd_*`` metric plus process/runtime metrics."""
+    """The text exposition format: the ``mockd_*`` families, django-prometheus'
+    ``django_http_*`` and ``django_db_*`` families, and the process and runtime metrics."""
     control = runtime.control
     data: dict[str, Any] = {}
     if control is not None:
@@ -144,5 +249,5 @@ async def metrics(request: HttpRequest) -> HttpResponse:
         data["status"] = await control.status()
         data["streamSubscribers"] = data["status"].get("streamSubscribers", 0)
     engine_collector.data = data
-    body = generate_latest(registry)
+    body = generate_latest(exposition)
     return HttpResponse(body, content_type=METRICS_CONTENT_TYPE)

@@ -7,7 +7,10 @@ Origin``, the rate-limit headers and (for loopback origins) the CORS headers; he
 application already set (the request stream's ``Cache-Control: no-cache``) are kept.
 
 It is pure ASGI so it costs no thread hop and sees streaming answers as they go. Django and
-ninja behind it never see an unauthenticated or oversized request.
+ninja behind it never see an unauthenticated or oversized request. For the same reason
+django-prometheus never counts the gateway's own answers (nor static files, served before
+Django's middleware): the gateway records those itself
+(:func:`mockd_project.metrics.record_gateway_answer`).
 
 Source: SPEC "Authentication"; behavior notes §2, §3.
 """
@@ -102,12 +105,15 @@ class AdminGateway:
         max_body_size: body limit in bytes.
         rate_per_second: per-IP rate (0 disables rate limiting; env ``MOCKD_ADMIN_RATE_LIMIT``
             sets the default).
+        static_prefix: path prefix ``app`` answers without Django's middleware (static
+            files, ``"/static/"``); the gateway counts those answers in the admin metrics.
     """
 
     def __init__(self, app: Any, *, auth_enabled: bool = True,
                  max_body_size: int = MAX_ADMIN_BODY_SIZE,
-                 rate_per_second: float | None = None):
+                 rate_per_second: float | None = None, static_prefix: str | None = None):
         self.app = app
+        self.static_prefix = static_prefix
         self.auth_enabled = auth_enabled
         self.max_body_size = max_body_size
         rate = _admin_rate_from_environment() if rate_per_second is None else rate_per_second
@@ -118,7 +124,7 @@ class AdminGateway:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        from mockd_project.metrics import ADMIN_DURATION, ADMIN_REQUESTS
+        from mockd_project.metrics import record_gateway_answer
 
         started = time.perf_counter()
         method = scope["method"]
@@ -132,6 +138,9 @@ class AdminGateway:
                       (b"access-control-allow-headers", CORS_HEADERS),
                       (b"access-control-max-age", CORS_MAX_AGE)]
         answered = {"status": 0}
+        # django-prometheus measures what goes through Django's middleware; the gateway counts
+        # the rest (its own answers below, static files) so each answer is counted once.
+        measured_here = True
         relaxed = path.startswith(_RELAXED_CSP_PREFIXES)
 
         async def send_with_headers(message: dict[str, Any]) -> None:
@@ -181,10 +190,12 @@ class AdminGateway:
             if replay is None:
                 await self._too_large(send_with_headers)
                 return
+            measured_here = bool(self.static_prefix) and path.startswith(self.static_prefix)
             await self.app(scope, replay, send_with_headers)
         finally:
-            ADMIN_REQUESTS.labels(method, str(answered["status"] or 500)).inc()
-            ADMIN_DURATION.labels(method).observe(time.perf_counter() - started)
+            if measured_here:
+                record_gateway_answer(method, answered["status"] or 500,
+                                      time.perf_counter() - started)
 
     async def _too_large(self, send: Send) -> None:
         await _json(send, 413, {"error": "body_too_large",
@@ -238,5 +249,6 @@ def build_admin_application(*, auth_enabled: bool) -> AdminGateway:
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
     from django.core.asgi import get_asgi_application
 
-    return AdminGateway(ASGIStaticFilesHandler(get_asgi_application()),
-                        auth_enabled=auth_enabled)
+    django_app = ASGIStaticFilesHandler(get_asgi_application())
+    return AdminGateway(django_app, auth_enabled=auth_enabled,
+                        static_prefix=django_app.base_url.path or None)

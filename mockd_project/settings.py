@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django_prometheus",
     "ninja",
     "mocks",
     "tables",
@@ -58,13 +59,16 @@ INSTALLED_APPS = [
     "chaos",
 ]
 
+# django-prometheus' two middlewares wrap the others: the first and the last of the chain.
 MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "mockd_project.urls"
@@ -91,7 +95,7 @@ PERSIST = os.environ.get("MOCKD_NO_PERSIST", "") not in ("1", "true", "yes")
 if PERSIST:
     DATABASES = {
         "default": {
-            "ENGINE": "django.db.backends.sqlite3",
+            "ENGINE": "django_prometheus.db.backends.sqlite3",
             "NAME": os.environ.get("MOCKD_DATABASE") or str(DATA_DIR / "mockd.sqlite3"),
             # WAL: admin reads do not wait for writes; each change is one durable commit
             # (survives kill -9: the data is in the OS once the commit returns).
@@ -105,11 +109,17 @@ if PERSIST:
 else:
     DATABASES = {
         "default": {
-            "ENGINE": "django.db.backends.sqlite3",
+            "ENGINE": "django_prometheus.db.backends.sqlite3",
             "NAME": "file:mockd-memory?mode=memory&cache=shared",
             "OPTIONS": {"timeout": 10, "transaction_mode": "IMMEDIATE"},
         }
     }
+
+#: django-prometheus' latency and query-duration buckets: the admin metrics' buckets (0.001 ...
+#: 10 s, as ``mocks.engine.requestlog.DURATION_BUCKETS``), so that
+#: ``mockd_admin_request_duration_seconds`` can be summed from its per-view histogram.
+PROMETHEUS_LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+                              float("inf"))
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True

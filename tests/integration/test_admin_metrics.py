@@ -1,0 +1,94 @@
+"""The admin port's ``GET /metrics`` against a real server: django-prometheus' families (views,
+statuses, SQLite queries) beside the ``mockd_*`` families, each family once, and
+``mockd_admin_requests_total`` covering both what Django served and what the admin gateway
+answered itself."""
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.helpers import http_mock, start_server
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with start_server(tmp_path_factory.mktemp("admin-metrics")) as process:
+        yield process
+
+
+def _scrape(admin) -> tuple[dict[str, list], dict[tuple[str, tuple], float]]:
+    """``(family name -> families of that name, (sample name, labels) -> value)``."""
+    answer = admin.get("/metrics")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/plain")
+    families: dict[str, list] = {}
+    for family in text_string_to_metric_families(answer.text):
+        families.setdefault(family.name, []).append(family)
+    samples = {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+               for found in families.values() for family in found
+               for sample in family.samples}
+    return families, samples
+
+
+def _value(samples: dict, name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def test_metrics_show_django_prometheus_families_for_the_views_called(admin):
+    _, before = _scrape(admin)
+    assert admin.post("/mocks", json=http_mock("counted", "GET", "/counted")).status_code == 201
+    for _ in range(3):
+        assert admin.get("/mocks").status_code == 200
+    assert admin.get("/mocks/counted").status_code == 200
+    families, after = _scrape(admin)
+
+    assert [name for name, found in families.items() if len(found) > 1] == []
+    responses = "django_http_responses_total_by_status_view_method_total"
+    listed = {"method": "GET", "status": "200", "view": "mockd-admin:list_mocks"}
+    assert _value(after, responses, **listed) - _value(before, responses, **listed) == 3
+    latency = "django_http_requests_latency_seconds_by_view_method_count"
+    fetched = {"method": "GET", "view": "mockd-admin:get_mock"}
+    assert _value(after, latency, **fetched) - _value(before, latency, **fetched) == 1
+    queries = {"alias": "default", "vendor": "sqlite"}
+    assert _value(after, "django_db_execute_total", **queries) > _value(
+        before, "django_db_execute_total", **queries)
+
+    admin_requests = "mockd_admin_requests_total"
+    assert "mockd_admin_requests" in families
+    ok = {"method": "GET", "status": "200"}
+    # three lists, one fetch and the first scrape (counted once its answer went out)
+    assert _value(after, admin_requests, **ok) - _value(before, admin_requests, **ok) == 5
+    created = {"method": "POST", "status": "201"}
+    assert _value(after, admin_requests, **created) - _value(before, admin_requests,
+                                                             **created) == 1
+    buckets = sorted(float(sample.labels["le"])
+                     for family in families["mockd_admin_request_duration_seconds"]
+                     for sample in family.samples
+                     if sample.name.endswith("_bucket") and sample.labels["method"] == "GET")
+    assert buckets == [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+                       float("inf")]
+    assert "mockd_uptime_seconds" in families and "mockd_http_requests" in families
+
+
+def test_gateway_answers_count_in_mockd_admin_requests_but_not_in_django_families(admin):
+    _, before = _scrape(admin)
+    preflight = admin.options("/mocks", headers={"Origin": "http://localhost:3000",
+                                                 "Access-Control-Request-Method": "POST"})
+    assert preflight.status_code == 200
+    _, after = _scrape(admin)
+    options = {"method": "OPTIONS", "status": "200"}
+    assert _value(after, "mockd_admin_requests_total", **options) - _value(
+        before, "mockd_admin_requests_total", **options) == 1
+    assert not any(name.startswith("django_http_responses_total_by_status_view_method")
+                   and dict(labels).get("method") == "OPTIONS" for name, labels in after)
+
+
+def test_database_wrapper_keeps_the_write_ahead_log(server, admin):
+    assert admin.post("/mocks", json=http_mock("stored", "GET", "/stored")).status_code == 201
+    database = server.argv[server.argv.index("--data-dir") + 1] + "/mockd.sqlite3"
+    with sqlite3.connect(database) as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
