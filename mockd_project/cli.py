@@ -14,7 +14,7 @@ import click
 from mockd_project import __version__
 
 
-def _env_int(name: str, default: int) -> int:
+def _env_int(name: str, default: int | None) -> int | None:
     value = os.environ.get(name)
     try:
         return int(value) if value else default
@@ -147,11 +147,13 @@ def _start_command(name: str, help_text: str):
     @main.command(name, help=help_text)
     @_server_options
     @click.option("-p", "--port", type=click.IntRange(0, 65535),
-                  default=lambda: _env_int("MOCKD_PORT", 4280), show_default="4280",
-                  help="Mock server (data plane) port.")
+                  default=lambda: _env_int("MOCKD_PORT", None), show_default="4280",
+                  help="Mock server (data plane) port (env MOCKD_PORT, else the config's "
+                       "serverConfig.httpPort).")
     @click.option("-a", "--admin-port", type=click.IntRange(0, 65535),
-                  default=lambda: _env_int("MOCKD_ADMIN_PORT", 4290), show_default="4290",
-                  help="Admin API port.")
+                  default=lambda: _env_int("MOCKD_ADMIN_PORT", None), show_default="4290",
+                  help="Admin API port (env MOCKD_ADMIN_PORT, else the config's "
+                       "serverConfig.adminPort).")
     @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
                   help="Data directory (default $MOCKD_DATA_DIR or ~/.local/share/mockd).")
     @click.option("--no-auth", is_flag=True, help="Do not require an admin API key.")
@@ -178,8 +180,9 @@ _start_command("serve", "Alias of 'start'.")
 
 @main.command("engine")
 @_server_options
-@click.option("-p", "--port", type=click.IntRange(0, 65535), default=4280, show_default=True,
-              help="Mock server port; 0 picks a free port.")
+@click.option("-p", "--port", type=click.IntRange(0, 65535), default=None, show_default="4280",
+              help="Mock server port; 0 picks a free port (default: the config's "
+                   "serverConfig.httpPort, else 4280).")
 @click.option("--print-url", is_flag=True, help="Print the mock server URL on stdout.")
 def engine_command(config, host, engine_port, server, log_level, cors_origins, port,
                    print_url):
@@ -193,6 +196,32 @@ def engine_command(config, host, engine_port, server, log_level, cors_origins, p
                          log_level=_level(log_level, "warning"),
                          cors_origins=_cors_origins(cors_origins))
     sys.exit(run_server(options))
+
+
+@main.command("schema")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the schema to FILE instead of standard output.")
+def schema_command(output: str | None) -> None:
+    """Print the JSON Schema of the config file (the same document as GET /config/schema).
+
+    Built from the config models at run time, so editors and CI can validate files against
+    exactly what this mockd accepts.
+    """
+    import json
+
+    from mocks.config_schema import config_json_schema
+
+    text = json.dumps(config_json_schema(), indent=2) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise click.ClickException(f"cannot write {output}: {error.strerror or error}") \
+            from None
+    click.echo(f"Wrote the config schema to {output}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -34,6 +34,8 @@ logger = logging.getLogger("mockd")
 
 EXIT_CONFIG_ERROR = 2
 EXIT_LISTEN_ERROR = 1
+DEFAULT_HTTP_PORT = 4280
+DEFAULT_ADMIN_PORT = 4290
 ENGINE_CONTROL_FIRST_PORT = 4281
 ENGINE_CONTROL_LAST_PORT = 4380
 
@@ -46,7 +48,9 @@ class RunOptions:
         full: True for ``start`` (engine + admin), False for ``engine`` (headless).
         config: config file path or None.
         host: interface for the data plane and admin (default loopback).
-        port, admin_port: listener ports; 0 picks a free port.
+        port, admin_port: listener ports; 0 picks a free port; None (not given by a flag or
+            the environment) takes ``serverConfig.httpPort``/``adminPort`` (``server.port``
+            for the data plane) from the config file, else 4280/4290 (behavior notes §14, §15).
         engine_port: engine-control port; None = first free from 4281.
         data_dir: admin data directory (full mode only).
         no_auth: disable admin API keys.
@@ -54,7 +58,8 @@ class RunOptions:
         server: ``uvicorn`` or ``daphne``.
         log_level: Python logging level name.
         quiet: do not print the human banner.
-        max_body_size: data-plane request body limit in bytes.
+        max_body_size: data-plane request body limit in bytes; None takes
+            ``serverConfig.maxBodySize``, else 10 MiB (behavior notes §18).
         max_log_entries: request-log capacity (None: ``serverConfig.maxLogEntries``, else
             ``$MOCKD_MAX_LOG_ENTRIES``, else 1000).
         no_persist: keep definitions in memory only (full mode).
@@ -66,8 +71,8 @@ class RunOptions:
     full: bool = True
     config: str | None = None
     host: str = "127.0.0.1"
-    port: int = 4280
-    admin_port: int = 4290
+    port: int | None = None
+    admin_port: int | None = None
     engine_port: int | None = None
     data_dir: str | None = None
     no_auth: bool = False
@@ -75,7 +80,7 @@ class RunOptions:
     server: str = "uvicorn"
     log_level: str = "warning"
     quiet: bool = False
-    max_body_size: int = DEFAULT_MAX_BODY_SIZE
+    max_body_size: int | None = None
     max_log_entries: int | None = None
     no_persist: bool = False
     pid_file: str | None = None
@@ -127,19 +132,46 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}"
 
 
+def apply_file_settings(options: RunOptions, config: Any) -> None:
+    """Fill the options no flag gave (None) from the config file's ``serverConfig`` (and the
+    ``server`` block's ``port``), then from the defaults; changes ``options`` in place.
+
+    Flags > environment > file > defaults (behavior notes §14 "File ports apply when no CLI
+    flag is given", §15). ``managementPort`` pins the engine-control port in engine mode only
+    (ignored in full mode, notes §15). ``config`` may be None (no file).
+    """
+    server_config = getattr(config, "server_config", None)
+    server_block = getattr(config, "server", None)
+    if options.port is None:
+        options.port = next((port for port in (getattr(server_config, "http_port", None),
+                                               getattr(server_block, "port", None))
+                             if port is not None), DEFAULT_HTTP_PORT)
+    if options.admin_port is None:
+        file_port = getattr(server_config, "admin_port", None)
+        options.admin_port = file_port if file_port is not None else DEFAULT_ADMIN_PORT
+    if options.engine_port is None and not options.full:
+        options.engine_port = getattr(server_config, "management_port", None)
+    if options.max_body_size is None:
+        options.max_body_size = (getattr(server_config, "max_body_size", None)
+                                 or DEFAULT_MAX_BODY_SIZE)
+
+
 def prepare(options: RunOptions) -> tuple[Engine, Any]:
     """Load and compile the config into a new engine. Raises :class:`StartupFailure` (2)."""
-    engine = Engine(max_body_size=options.max_body_size)
+    engine = Engine(max_body_size=options.max_body_size or DEFAULT_MAX_BODY_SIZE)
     if options.cors_origins is not None:
         engine.cors_origins = options.cors_origins
         engine.cors = CorsPolicy(None, options.cors_origins)
     if options.config:
         try:
             config = load_config_file(options.config)
+            apply_file_settings(options, config)
+            engine.max_body_size = options.max_body_size
             engine.load(config, base_dir=Path(options.config).resolve().parent)
         except ConfigError as error:
             raise StartupFailure(EXIT_CONFIG_ERROR, f"config error: {error}") from None
         return engine, config
+    apply_file_settings(options, None)
     engine.ready = True
     return engine, None
 

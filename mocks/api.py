@@ -5,7 +5,7 @@ Routers (composed in :mod:`mockd_project.api`):
 * ``health_router``: ``GET /health``, ``GET /ready``, ``GET /status``, ``GET /ports``;
 * ``mocks_router``: ``/mocks`` CRUD, ``/mocks/bulk``, ``/mocks/{id}/toggle``;
 * ``verification_router``: ``/mocks/{id}/verify``, ``/mocks/{id}/invocations``, ``/verify``;
-* ``config_router``: ``GET``/``POST /config``;
+* ``config_router``: ``GET``/``POST /config``, ``GET /config/schema``;
 * ``requests_router``: ``/requests``, ``/requests/stream``, ``/requests/{id}``;
 * ``workspaces_router``: ``/workspaces`` CRUD.
 
@@ -31,6 +31,7 @@ from mockd_project import __version__
 from mockd_project.runtime import runtime
 from mocks import services
 from mocks.config import ConfigFile, Mock as MockConfig
+from mocks.config_schema import config_json_schema
 from mocks.engine.control import (CONNECTED_MESSAGE, MISSING_CRITERIA_MESSAGE,
                                   STREAM_KEEPALIVE_SECONDS, criteria_from, sse_frame)
 from mocks.engine.core import utc_timestamp
@@ -311,6 +312,14 @@ def export_config(request: HttpRequest, format: str = "json", name: str | None =
     if format.lower() != "json":
         raise validation_error(f"format: use json or yaml, got {format!r}")
     return document
+
+
+@config_router.get("/config/schema", summary="JSON Schema of the config file")
+def config_schema(request: HttpRequest) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a config file, built from the config models at run
+    time: the document ``mockd schema`` prints (:func:`~mocks.config_schema.config_json_schema`).
+    Needs the admin key like every admin route; no engine needed."""
+    return config_json_schema()
 
 
 _CONFIG_KEYS = ("version", "mocks", "tables", "extend", "statefulResources",

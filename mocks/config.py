@@ -18,6 +18,7 @@ from tables.config import (ExtendBinding, FieldRule, StatefulBinding,
 from tables.operations_config import CustomOperationConfig
 
 from mocks.protocols.streaming.config import ChunkedConfig, SseConfig, check_stream_placement
+from mocks.server_config import ServerBlock, ServerConfig
 
 MOCK_TYPES = ("http", "graphql", "grpc", "websocket", "mqtt", "soap", "oauth")
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -242,17 +243,6 @@ class Mock(Strict):
         return self
 
 
-class ServerConfig(Open):
-    """``serverConfig`` (behavior notes §14). Unlisted keys are kept for later features."""
-
-    http_port: int | None = Field(None, alias="httpPort", ge=1, le=65535)
-    https_port: int | None = Field(None, alias="httpsPort", ge=1, le=65535)
-    admin_port: int | None = Field(None, alias="adminPort", ge=1, le=65535)
-    management_port: int | None = Field(None, alias="managementPort", ge=1, le=65535)
-    max_log_entries: int | None = Field(None, alias="maxLogEntries", ge=0)
-    max_body_size: int | None = Field(None, alias="maxBodySize", ge=1)
-
-
 class ConfigFile(Strict):
     """The whole config file (SPEC "Configuration file")."""
 
@@ -263,7 +253,7 @@ class ConfigFile(Strict):
     name: str | None = None
     metadata: dict[str, Any] | None = None
     server_config: ServerConfig | None = Field(None, alias="serverConfig")
-    server: dict[str, Any] | None = None
+    server: ServerBlock | None = None
     mocks: list[Mock] = Field(default_factory=list)
     tables: list[TableConfig] = Field(default_factory=list)
     extend: list[ExtendBinding] = Field(default_factory=list)

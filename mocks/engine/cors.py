@@ -113,9 +113,9 @@ class CorsPolicy:
 
 
 def compile_cors(config: Any, origins_override: list[str] | None = None) -> CorsPolicy:
-    """The policy of a validated config (``serverConfig.cors``), default when absent."""
+    """The policy of a validated config (``serverConfig.cors``, a
+    :class:`mocks.server_config.CorsConfig`), default when absent."""
     server_config = getattr(config, "server_config", None)
-    block = None
-    if server_config is not None:
-        block = (server_config.model_extra or {}).get("cors")
+    cors = getattr(server_config, "cors", None)
+    block = cors.model_dump(by_alias=True, exclude_none=True) if cors is not None else None
     return CorsPolicy(block, origins_override)

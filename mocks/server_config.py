@@ -1,0 +1,259 @@
+"""Typed ``serverConfig`` and ``server`` blocks of the config file.
+
+Owns the pydantic models of the server settings a config file may carry: listener ports,
+limits, CORS, TLS, mTLS, rate limit and chaos. Plain pydantic, no Django and nothing else of
+the project, so the loader, the admin API, the runner and the published JSON Schema all read
+the same models (ARCHITECTURE seam 1). Unknown keys are errors that name the key
+(``serverConfig.foo: unknown key``), like everywhere else in the config schema.
+
+Which settings take effect (behavior notes §14 "File ports apply when no CLI flag is given",
+§15 "flags > environment > files"): ``httpPort``, ``adminPort``, ``managementPort`` (engine
+mode) and ``maxBodySize`` are applied by :mod:`mockd_project.runner`; ``maxLogEntries`` sizes
+the request log; ``cors`` shapes the data-plane CORS policy (:mod:`mocks.engine.cors`). The other
+keys (``httpsPort``, ``tls``, ``mtls``, ``rateLimit``, ``chaos``, timeouts, ``maxConnections``,
+``logRequests``) are validated and kept for the features that will use them.
+
+Source: behavior notes §4 (``serverConfig.cors``, ``serverConfig.rateLimit``), §14
+(``serverConfig`` keys, the ``server`` block as an alternative), §18 (limits); SPEC "TLS
+configuration of the mock server" (``server {port, httpsRedirect, tls {...}}``).
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+#: A TCP port as a config file may give it (behavior notes §14: "ports 1–65535").
+Port = Annotated[int, Field(ge=1, le=65535)]
+
+#: ``mtls.clientAuth`` values (behavior notes §14).
+MtlsClientAuth = Literal["none", "request", "require", "verify-if-given", "require-and-verify"]
+
+#: ``server.tls.clientAuth`` values (SPEC "TLS configuration of the mock server").
+ServerTlsClientAuth = Literal["none", "request", "require"]
+
+#: ``server.tls.minVersion`` values (SPEC "TLS configuration of the mock server").
+TlsVersion = Literal["1.0", "1.1", "1.2", "1.3"]
+
+
+class _Strict(BaseModel):
+    """Unknown keys are errors; camelCase keys through aliases, snake_case also accepted."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _comma_list(value: Any) -> Any:
+    """``"a, b"`` -> ``["a", "b"]``; anything else unchanged (a list stays a list)."""
+    if isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value
+
+
+class CorsConfig(_Strict):
+    """``serverConfig.cors``: the data-plane CORS policy (behavior notes §4).
+
+    Compiled into a :class:`mocks.engine.cors.CorsPolicy`; absent keys keep the defaults.
+
+    Attributes:
+        enabled: False turns CORS off (no CORS headers; an unmatched ``OPTIONS`` gets the
+            no-match 404). Default True.
+        allow_origins: ``allowOrigins``: origins whose requests get CORS headers; ``["*"]``
+            allows any. None (the default) allows loopback origins only
+            (``http(s)://localhost|127.0.0.1|[::1]`` with any port). A comma-separated string
+            is accepted as a list.
+        allow_methods: ``allowMethods`` of a preflight answer (default ``GET, POST, PUT,
+            PATCH, DELETE, OPTIONS, HEAD``); a list or a comma-separated string.
+        allow_headers: ``allowHeaders`` of a preflight answer (default ``Content-Type,
+            Authorization, X-Requested-With, Accept, Origin``).
+        allow_credentials: ``allowCredentials``: send ``Access-Control-Allow-Credentials:
+            true`` (and echo the origin even when ``*`` is allowed). Default False.
+        expose_headers: ``exposeHeaders``: ``Access-Control-Expose-Headers`` on answers.
+        max_age: ``maxAge``: preflight cache lifetime in seconds (default 86400).
+    """
+
+    enabled: bool = True
+    allow_origins: list[str] | None = Field(None, alias="allowOrigins")
+    allow_methods: list[str] | None = Field(None, alias="allowMethods")
+    allow_headers: list[str] | None = Field(None, alias="allowHeaders")
+    allow_credentials: bool = Field(False, alias="allowCredentials")
+    expose_headers: list[str] | None = Field(None, alias="exposeHeaders")
+    max_age: int | None = Field(None, alias="maxAge", ge=0)
+
+    @field_validator("allow_origins", "allow_methods", "allow_headers", "expose_headers",
+                     mode="before")
+    @classmethod
+    def _lists_from_text(cls, value: Any) -> Any:
+        return _comma_list(value)
+
+
+class TlsConfig(_Strict):
+    """``serverConfig.tls``: HTTPS for the mock server (behavior notes §14).
+
+    Parsed and checked only; the HTTPS listener that uses it is a later feature.
+
+    Attributes:
+        enabled: serve HTTPS. Default False.
+        cert_file: ``certFile``: PEM certificate path (relative to the working directory).
+        key_file: ``keyFile``: PEM private-key path.
+        auto_generate_cert: ``autoGenerateCert``: generate a self-signed certificate for
+            ``localhost`` instead of reading files.
+
+    Raises (as a config error at ``serverConfig.tls``): only one of ``certFile`` and
+    ``keyFile`` given.
+    """
+
+    enabled: bool = False
+    cert_file: str | None = Field(None, alias="certFile", min_length=1)
+    key_file: str | None = Field(None, alias="keyFile", min_length=1)
+    auto_generate_cert: bool = Field(False, alias="autoGenerateCert")
+
+    @model_validator(mode="after")
+    def _cert_and_key_together(self) -> "TlsConfig":
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("give both certFile and keyFile, or neither")
+        return self
+
+
+class MtlsConfig(_Strict):
+    """``serverConfig.mtls``: client-certificate checks on HTTPS (behavior notes §14).
+
+    Parsed and checked only; the listener that enforces it is a later feature.
+
+    Attributes:
+        enabled: ask clients for certificates. Default False.
+        client_auth: ``clientAuth``: ``none`` (no certificate asked), ``request`` (asked, not
+            required), ``require`` (required, not verified), ``verify-if-given`` (verified
+            when sent), ``require-and-verify`` (the default: required and verified). Any
+            other value is a config error at ``serverConfig.mtls.clientAuth``.
+        ca_cert_file: ``caCertFile``: PEM file of the CA that signs client certificates.
+        ca_cert_files: ``caCertFiles``: more CA files.
+        allowed_cns: ``allowedCNs``: accept only these certificate Common Names (empty: any).
+        allowed_ous: ``allowedOUs``: accept only these Organizational Units (empty: any).
+    """
+
+    enabled: bool = False
+    client_auth: MtlsClientAuth = Field("require-and-verify", alias="clientAuth")
+    ca_cert_file: str | None = Field(None, alias="caCertFile", min_length=1)
+    ca_cert_files: list[str] = Field(default_factory=list, alias="caCertFiles")
+    allowed_cns: list[str] = Field(default_factory=list, alias="allowedCNs")
+    allowed_ous: list[str] = Field(default_factory=list, alias="allowedOUs")
+
+
+class RateLimitConfig(_Strict):
+    """``serverConfig.rateLimit``: an optional data-plane rate limit (behavior notes §4:
+    over the limit -> 429 ``{"error":"rate_limit_exceeded","message":"Too many requests.
+    Please slow down."}``).
+
+    Parsed and checked only; the data plane does not limit requests yet.
+
+    Attributes:
+        enabled: limit requests. Default True when the block is present.
+        requests_per_second: ``requestsPerSecond``: sustained rate per client IP (> 0).
+        burst_size: ``burstSize``: requests allowed at once above the rate (>= 1; default:
+            the rate rounded up).
+    """
+
+    enabled: bool = True
+    requests_per_second: float | None = Field(None, alias="requestsPerSecond", gt=0)
+    burst_size: int | None = Field(None, alias="burstSize", ge=1)
+
+
+class ChaosConfig(BaseModel):
+    """``serverConfig.chaos``: fault injection at start-up (behavior notes §11, §14).
+
+    Placeholder: any keys are accepted and kept as given until the chaos feature defines
+    the full shape (``enabled``, latency, error rate, rules, profile). Nothing reads it yet.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class ServerConfig(_Strict):
+    """``serverConfig``: settings of the server a config file starts (behavior notes §14).
+
+    Ports apply only when no CLI flag (or ``MOCKD_PORT``/``MOCKD_ADMIN_PORT``) gives one:
+    flags > environment > file > built-in defaults (behavior notes §15).
+
+    Attributes:
+        http_port: ``httpPort``: mock-server (data plane) port, 1-65535 (default 4280).
+        https_port: ``httpsPort``: HTTPS port (parsed; HTTPS is a later feature).
+        admin_port: ``adminPort``: admin API port (default 4290).
+        management_port: ``managementPort``: engine-control port of ``mockd engine`` (default:
+            first free from 4281); accepted and ignored in full mode.
+        log_requests: ``logRequests``: keep a request log (parsed; default True).
+        max_log_entries: ``maxLogEntries``: request-log capacity (default 1000).
+        max_body_size: ``maxBodySize``: data-plane request body limit in bytes (default
+            10 MiB, behavior notes §18); larger bodies get 413 ``body_too_large``.
+        read_timeout, write_timeout: ``readTimeout``/``writeTimeout`` in seconds (parsed;
+            default 30).
+        max_connections: ``maxConnections``: concurrent connection cap (parsed; 0 = none).
+        tls, mtls, cors, rate_limit, chaos: the blocks above (``rateLimit`` for rate_limit).
+
+    Errors: an unknown key -> ``serverConfig.<key>: unknown key``; a port outside 1-65535 ->
+    ``serverConfig.<key>: Input should be ...``.
+    """
+
+    http_port: Port | None = Field(None, alias="httpPort")
+    https_port: Port | None = Field(None, alias="httpsPort")
+    admin_port: Port | None = Field(None, alias="adminPort")
+    management_port: Port | None = Field(None, alias="managementPort")
+    log_requests: bool | None = Field(None, alias="logRequests")
+    max_log_entries: int | None = Field(None, alias="maxLogEntries", ge=0)
+    max_body_size: int | None = Field(None, alias="maxBodySize", ge=1)
+    read_timeout: int | None = Field(None, alias="readTimeout", ge=0)
+    write_timeout: int | None = Field(None, alias="writeTimeout", ge=0)
+    max_connections: int | None = Field(None, alias="maxConnections", ge=0)
+    tls: TlsConfig | None = None
+    mtls: MtlsConfig | None = None
+    cors: CorsConfig | None = None
+    rate_limit: RateLimitConfig | None = Field(None, alias="rateLimit")
+    chaos: ChaosConfig | None = None
+
+
+class ServerTlsBlock(_Strict):
+    """``server.tls`` (SPEC "TLS configuration of the mock server"). Parsed and checked only.
+
+    Attributes:
+        enabled: serve HTTPS.
+        port: HTTPS port, 1-65535.
+        cert_file, key_file: ``certFile``/``keyFile``: PEM certificate and key paths.
+        min_version: ``minVersion``: ``1.0``, ``1.1``, ``1.2`` or ``1.3`` (a YAML number such
+            as ``1.2`` is read as the text ``"1.2"``).
+        cipher_suites: ``cipherSuites``: suite names.
+        client_auth: ``clientAuth``: ``none``, ``request`` or ``require``.
+        client_cas: ``clientCAs``: CA files for client certificates.
+    """
+
+    enabled: bool = False
+    port: Port | None = None
+    cert_file: str | None = Field(None, alias="certFile", min_length=1)
+    key_file: str | None = Field(None, alias="keyFile", min_length=1)
+    min_version: TlsVersion | None = Field(None, alias="minVersion")
+    cipher_suites: list[str] = Field(default_factory=list, alias="cipherSuites")
+    client_auth: ServerTlsClientAuth | None = Field(None, alias="clientAuth")
+    client_cas: list[str] = Field(default_factory=list, alias="clientCAs")
+
+    @field_validator("min_version", mode="before")
+    @classmethod
+    def _version_text(cls, value: Any) -> Any:
+        if isinstance(value, float):
+            return f"{value:.1f}"
+        if isinstance(value, int) and not isinstance(value, bool):
+            return f"{value}.0"
+        return value
+
+
+class ServerBlock(_Strict):
+    """``server``: the SPEC's alternative to ``serverConfig`` for the plain port and TLS
+    (SPEC "TLS configuration of the mock server"; behavior notes §14).
+
+    Attributes:
+        port: plain HTTP (data plane) port, 1-65535; used when neither a flag nor
+            ``serverConfig.httpPort`` gives one.
+        https_redirect: ``httpsRedirect``: redirect HTTP to HTTPS (parsed only).
+        tls: :class:`ServerTlsBlock` (parsed only).
+    """
+
+    port: Port | None = None
+    https_redirect: bool = Field(False, alias="httpsRedirect")
+    tls: ServerTlsBlock | None = None
