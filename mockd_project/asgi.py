@@ -1,7 +1,8 @@
 """ASGI assembly of the data-plane listener (ARCHITECTURE "Processes and ports").
 
 * data plane: Channels' ``ProtocolTypeRouter`` sending ``http`` straight to the engine's lean
-  :class:`~mocks.engine.app.DataPlaneApp` (no Django on the hot path);
+  :class:`~mocks.engine.app.DataPlaneApp` (no Django on the hot path) and ``websocket`` to
+  :class:`~mocks.engine.websocket.WebSocketRouterApp` (the protocol handlers' WebSocket routes);
 * the admin listener is built by :func:`mockd_project.middleware.build_admin_application`
   (the API-key gateway in front of Django's ASGI handler) and engine control by
   :class:`~mocks.engine.control.EngineControlApp`; neither is assembled here.
@@ -18,6 +19,7 @@ from channels.routing import ProtocolTypeRouter
 
 from mocks.engine.app import DataPlaneApp, acknowledge_lifespan
 from mocks.engine.core import Engine
+from mocks.engine.websocket import WebSocketRouterApp
 
 
 async def _lifespan(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -26,4 +28,6 @@ async def _lifespan(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 def data_plane_application(engine: Engine) -> ProtocolTypeRouter:
     """The data-plane ASGI app for ``engine``."""
-    return ProtocolTypeRouter({"http": DataPlaneApp(engine), "lifespan": _lifespan})
+    return ProtocolTypeRouter({"http": DataPlaneApp(engine),
+                               "websocket": WebSocketRouterApp(engine),
+                               "lifespan": _lifespan})

@@ -25,6 +25,7 @@ from typing import Any
 from mocks.engine.control import EngineControl, EngineControlApp
 from mocks.engine.core import DEFAULT_MAX_BODY_SIZE, Engine
 from mocks.engine.cors import CorsPolicy
+from mocks.protocols import HandlerImportError, load_handlers
 from mocks.core.errors import ConfigError
 from mocks.loader import load_config_file
 
@@ -157,7 +158,16 @@ def apply_file_settings(options: RunOptions, config: Any) -> None:
 
 
 def prepare(options: RunOptions) -> tuple[Engine, Any]:
-    """Load and compile the config into a new engine. Raises :class:`StartupFailure` (2)."""
+    """Load the protocol handlers, then load and compile the config into a new engine.
+
+    Raises :class:`StartupFailure` (exit 2) for a config error or a handler that cannot be
+    imported (a broken install must not leave a mock type silently dead).
+    """
+    try:
+        load_handlers()
+    except HandlerImportError as error:
+        raise StartupFailure(EXIT_CONFIG_ERROR, f"cannot load a protocol handler: {error}") \
+            from None
     engine = Engine(max_body_size=options.max_body_size or DEFAULT_MAX_BODY_SIZE)
     if options.cors_origins is not None:
         engine.cors_origins = options.cors_origins
@@ -335,6 +345,10 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
             server.config.load()
             server.lifespan = server.config.lifespan_class(server.config)
             await server.startup(sockets=[sock])
+        if runtime.control is not None:
+            # Listener services (gRPC, MQTT, ...) of the first snapshot start on this loop.
+            await runtime.control.engine.listeners.reconcile(
+                runtime.control.engine.snapshot.services)
         announce()
         tasks = [asyncio.create_task(server.main_loop()) for server, _ in servers]
         waiter = asyncio.create_task(stop.wait())
@@ -344,6 +358,8 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
         if runtime.control is not None:
             runtime.control.stop_streams()  # open SSE/chunked streams end now, cleanly
         await asyncio.gather(*tasks, return_exceptions=True)
+        if runtime.control is not None:
+            await runtime.control.engine.listeners.stop_all()
         await asyncio.gather(*(server.shutdown(sockets=[sock]) for server, sock in servers),
                              return_exceptions=True)
         waiter.cancel()

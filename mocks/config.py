@@ -11,17 +11,19 @@ from __future__ import annotations
 import secrets
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from tables.config import (ExtendBinding, FieldRule, StatefulBinding,
-                           StatefulResourceConfig, TableConfig)
+from mocks.core.schema import Open, Strict
+from mocks.server_config import ServerBlock, ServerConfig
+from mocks.protocols import MOCK_TYPES, config_models
+from mocks.protocols.http.config import (HTTP_METHODS, HttpMock, JsonPathExists, Matcher,
+                                         RequestValidation, Response)
+from tables.config import ExtendBinding, StatefulResourceConfig, TableConfig
 from tables.operations_config import CustomOperationConfig
 
-from mocks.protocols.streaming.config import ChunkedConfig, SseConfig, check_stream_placement
-from mocks.server_config import ServerBlock, ServerConfig
-
-MOCK_TYPES = ("http", "graphql", "grpc", "websocket", "mqtt", "soap", "oauth")
-HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+__all__ = ["HTTP_METHODS", "MOCK_TYPES", "ConfigFile", "HttpMock", "ImportEntry",
+           "JsonPathExists", "Matcher", "Mock", "Open", "RequestValidation", "Response",
+           "ServerConfig", "Strict", "new_mock_id"]
 
 
 def new_mock_id(mock_type: str) -> str:
@@ -58,148 +60,12 @@ class ImportEntry(BaseModel):
         return self
 
 
-class Strict(BaseModel):
-    """Base for config objects: unknown keys are errors, camelCase aliases accepted."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=False)
-
-
-class Open(BaseModel):
-    """Base for config objects whose full shape belongs to a later feature: kept as given."""
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-
-class JsonPathExists(Strict):
-    """``{exists: true|false}`` as a ``bodyJsonPath`` value."""
-
-    exists: bool
-
-
-class Matcher(Strict):
-    """SPEC "Matcher": every field present becomes one condition; all must hold."""
-
-    method: str | None = None
-    path: str | None = None
-    path_pattern: str | None = Field(None, alias="pathPattern")
-    query_params: dict[str, str] | None = Field(None, alias="queryParams")
-    headers: dict[str, str] | None = None
-    body_contains: str | None = Field(None, alias="bodyContains")
-    body_equals: str | None = Field(None, alias="bodyEquals")
-    body_pattern: str | None = Field(None, alias="bodyPattern")
-    body_json_path: dict[str, JsonPathExists | str | int | float | bool | None] | None = Field(
-        None, alias="bodyJsonPath")
-
-    @field_validator("method")
-    @classmethod
-    def _method_known(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        upper = value.upper()
-        if upper not in HTTP_METHODS:
-            raise ValueError(f"unknown method {value!r}; use one of {', '.join(HTTP_METHODS)}")
-        return upper
-
-    @field_validator("path")
-    @classmethod
-    def _path_absolute(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith("/"):
-            raise ValueError(f"path must start with '/', got {value!r}")
-        return value
-
-    @field_validator("query_params", "headers", mode="before")
-    @classmethod
-    def _scalar_values_as_text(cls, value: Any) -> Any:
-        # YAML turns `page: 1` into an int; the matcher compares text.
-        if isinstance(value, dict):
-            return {key: _scalar_text(item) for key, item in value.items()}
-        return value
-
-
-def _scalar_text(value: Any) -> Any:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    return value
-
-
-class Response(Strict):
-    """SPEC "Response": a static or templated answer."""
-
-    status_code: int = Field(200, alias="statusCode", ge=100, le=599)
-    headers: dict[str, str] | None = None
-    body: Any = None
-    body_file: str | None = Field(None, alias="bodyFile")
-    delay_ms: int = Field(0, alias="delayMs", ge=0, le=30000)
-    seed: int | None = None
-
-    @field_validator("headers", mode="before")
-    @classmethod
-    def _header_values_as_text(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {key: _scalar_text(item) for key, item in value.items()}
-        return value
-
-    @model_validator(mode="after")
-    def _body_xor_body_file(self) -> "Response":
-        if self.body is not None and self.body_file is not None:
-            raise ValueError("give either body or bodyFile, not both")
-        return self
-
-
-class RequestValidation(Strict):
-    """``http.validation``: rules the request must satisfy before the mock answers (behavior
-    notes §7). Rule keys and formats are those of table validation (:class:`FieldRule`).
-
-    Attributes:
-        mode: ``strict`` (default: any failure rejects), ``warn`` (never rejects; the issues
-            go to the ``X-Mockd-Validation-Warnings`` header), ``permissive`` (only
-            ``required`` failures reject).
-        fields: ``{dot.path: rule}`` over the JSON body (``items.sku`` reaches every element).
-        required: body dot paths that must be present and not null.
-        path_params, query_params, headers: ``{name: rule}`` over the text values of the path
-            parameters, the query (first value) and the headers (names compared without case);
-            ``type: integer|number|boolean`` parses the text first.
-        json_schema: a JSON Schema object (``schema``): its ``properties``/``required`` become
-            body rules, its root ``type`` is checked (code ``schema``) and
-            ``additionalProperties: false`` reports other top-level keys (``unknown_field``).
-        fail_status: status of the rejection (default 400).
-    """
-
-    mode: Literal["strict", "warn", "permissive"] = "strict"
-    fields: dict[str, FieldRule] = Field(default_factory=dict)
-    required: list[str] = Field(default_factory=list)
-    path_params: dict[str, FieldRule] = Field(default_factory=dict, alias="pathParams")
-    query_params: dict[str, FieldRule] = Field(default_factory=dict, alias="queryParams")
-    headers: dict[str, FieldRule] = Field(default_factory=dict)
-    json_schema: dict[str, Any] | None = Field(None, alias="schema")
-    fail_status: int = Field(400, alias="failStatus", ge=100, le=599)
-
-
-class HttpMock(Strict):
-    """SPEC "HTTP mock" (``http`` key of a mock)."""
-
-    priority: int = Field(0, ge=0)
-    matcher: Matcher
-    response: Response | None = None
-    sse: SseConfig | None = None
-    chunked: ChunkedConfig | None = None
-    stateful_operation: str | None = Field(None, alias="statefulOperation")
-    stateful_binding: StatefulBinding | None = Field(None, alias="statefulBinding")
-    validation: RequestValidation | None = None
-
-    @model_validator(mode="after")
-    def _stream_replaces_response(self) -> "HttpMock":
-        check_stream_placement(self)  # behavior notes §9: sse/chunked instead of response
-        return self
-
-
-class Mock(Strict):
-    """SPEC "Mock". Only the protocol key that matches ``type`` is used."""
+class MockFields(Strict):
+    """The fields every mock has, whatever its type (SPEC "Mock"); the protocol blocks are
+    added from the handlers' config models to make :class:`Mock`."""
 
     id: str = ""
-    type: Literal["http", "graphql", "grpc", "websocket", "mqtt", "soap", "oauth"] = "http"
+    type: Literal[MOCK_TYPES] = "http"  # type: ignore[valid-type]
     name: str | None = None
     description: str | None = None
     enabled: bool = True
@@ -208,13 +74,6 @@ class Mock(Strict):
     meta_sort_key: float | None = Field(None, alias="metaSortKey")
     created_at: str | None = Field(None, alias="createdAt")
     updated_at: str | None = Field(None, alias="updatedAt")
-    http: HttpMock | None = None
-    graphql: dict[str, Any] | None = None
-    grpc: dict[str, Any] | None = None
-    websocket: dict[str, Any] | None = None
-    mqtt: dict[str, Any] | None = None
-    soap: dict[str, Any] | None = None
-    oauth: dict[str, Any] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -235,12 +94,36 @@ class Mock(Strict):
         return data
 
     @model_validator(mode="after")
-    def _protocol_key_present(self) -> "Mock":
+    def _one_protocol_block(self) -> "MockFields":
         if getattr(self, self.type) is None:
             raise ValueError(f"a mock of type {self.type!r} needs a {self.type!r} object")
+        others = [kind for kind in MOCK_TYPES if kind != self.type and getattr(self, kind) is not None]
+        if others:
+            raise ValueError(f"a mock of type {self.type!r} takes only the {self.type!r} "
+                             f"object; remove {', '.join(repr(kind) for kind in others)} or "
+                             f"change type")
         if not self.id:
             self.id = new_mock_id(self.type)
         return self
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        # The schema reads as the union it validates: exactly one protocol block, the one
+        # named by `type` (which may be left out and is then inferred from the block).
+        schema = handler(core_schema)
+        target = handler.resolve_ref_schema(schema)
+        target["oneOf"] = [{"title": f"{kind} mock", "required": [kind],
+                            "properties": {"type": {"const": kind}}} for kind in MOCK_TYPES]
+        return schema
+
+
+#: SPEC "Mock": the common fields plus one optional block per registered mock type, each typed
+#: by its handler's config model (:data:`mocks.protocols.PROTOCOLS`). Validation requires the
+#: block named by ``type`` and rejects the others, so a mock is in effect a union over ``type``.
+Mock = create_model(  # type: ignore[call-overload]
+    "Mock", __base__=MockFields, __module__=__name__,
+    __doc__="A mock: the common fields and the protocol block named by its type.",
+    **{kind: (model | None, None) for kind, model in config_models().items()})
 
 
 class ConfigFile(Strict):

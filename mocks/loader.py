@@ -43,6 +43,8 @@ def _pydantic_error(error: ValidationError, prefix: str = "") -> ConfigError:
     message = message.removeprefix("Value error, ")
     if first.get("type") == "extra_forbidden":
         message = "unknown key"
+    elif first.get("type") == "missing":
+        message = "required field is missing"
     if prefix:
         location = f"{prefix}.{location}" if location else prefix
     return ConfigError(location, message)

@@ -24,7 +24,6 @@ import re
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from asgiref.sync import async_to_sync
@@ -38,7 +37,8 @@ from mocks.config import MOCK_TYPES, ConfigFile, Mock as MockConfig
 from mocks.core.errors import ConfigError
 from mocks.core.errors import format_location
 from mocks.loader import validate_config
-from mocks.engine.snapshot import compile_mock
+from mocks.engine.snapshot import compile_one
+from mocks.protocols import CompileContext
 from mocks.portability.exporters import resolve_bindings
 from mocks.models import DEFAULT_WORKSPACE_ID, Mock, Workspace
 from tables.models import Binding, CustomOperation, Table
@@ -174,7 +174,7 @@ def parse_mock(body: Any, *, mock_id: str | None = None) -> MockConfig:
 def _check_compiles(mock: MockConfig, prefix: str = "") -> None:
     """Compile one mock on its own so a bad regex or template is reported with its field."""
     try:
-        compile_mock(mock, 0, "", Path("."))
+        compile_one(mock, CompileContext(key_path=""))
     except ConfigError as error:
         location = error.path.lstrip(".")
         if prefix:

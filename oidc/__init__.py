@@ -9,7 +9,7 @@ engine compiler (:mod:`oidc.engine`) and the ``mockd oauth add`` command (:mod:`
 Key types: :class:`~oidc.config.OAuthConfig`, :class:`~oidc.provider.IdentityProvider`,
 :class:`~oidc.store.TokenStore`, :class:`~oidc.keys.SigningKey`.
 
-Who may call it: the engine's protocol registry calls :func:`oidc.engine.compile_oauth_mock`
+Who may call it: the engine's protocol registry calls :data:`oidc.engine.HANDLER`
 when it compiles a snapshot; the CLI imports :mod:`oidc.cli`. Everything but ``apps.py`` is
 Django-free (an import-linter contract in ``pyproject.toml`` checks it).
 

@@ -1,7 +1,8 @@
 """The ``oauth`` block of a mock: pydantic models, durations, and the one validation entry point.
 
 Keys stay camelCase through aliases (STYLE §13); Python attributes are snake_case. The engine's
-``Mock.oauth`` is an untyped dict, so :func:`validate_oauth_config` is where a bad block turns
+``Mock.oauth`` is typed by :class:`OAuthConfig` (this model is the handler's config model), so a bad
+block fails config validation; :func:`validate_oauth_config` turns a raw mapping
 into a :class:`~mocks.core.errors.ConfigError` naming ``mocks[N].oauth.<field>``.
 
 Source: SPEC "Identity-provider mock (`oauth`)" (fields and defaults) and "Limits" (1h access,

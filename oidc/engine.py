@@ -1,6 +1,6 @@
 """The identity-provider mock's compiler: one ``oauth`` mock -> the data-plane routes it serves.
 
-Registered in :data:`mocks.protocols.PROTOCOL_COMPILERS` as ``"oauth"``. The snapshot consults
+Registered in :data:`mocks.protocols.PROTOCOLS` as the handler of ``"oauth"``. The snapshot consults
 these exact-path routes before HTTP mocks (behavior notes §4).
 
 Source: SPEC "Identity-provider endpoints"; behavior notes §8 ("endpoints live on the mock
@@ -18,9 +18,9 @@ from typing import Any
 
 from mocks.core.request import MockRequest
 from mocks.core.responses import Send, send_simple
-from mocks.protocols import ProtocolRoute
+from mocks.protocols import CompileContext, CompiledMock, ProtocolRoute
 
-from oidc.config import validate_oauth_config
+from oidc.config import OAuthConfig, validate_oauth_config
 from oidc.errors import ServerError, error_body
 from oidc.keys import process_signing_key
 from oidc.provider import ENDPOINTS, Endpoint, IdentityProvider, json_response
@@ -65,36 +65,43 @@ class IdentityProviderAction:
         return response.status
 
 
-def compile_oauth_mock(mock: Any, key_path: str, context: dict[str, Any]) -> list[ProtocolRoute]:
-    """The routes of the ``oauth`` mock at ``key_path`` (``mocks[3]``).
+class OAuthHandler:
+    """The protocol handler of ``oauth`` mocks (:data:`mocks.protocols.PROTOCOLS`)."""
 
-    ``mock`` is a :class:`mocks.config.Mock` whose ``oauth`` is the raw dict; ``context`` is
-    the snapshot's compile context: its ``state`` dict (the engine's runtime state of this
-    mock) holds the token store under ``"tokens"``, so codes and tokens outlive a recompile
-    and are freed when the mock is deleted. Returns one :class:`ProtocolRoute` per endpoint,
-    mounted under the issuer's path.
+    mock_type = "oauth"
+    config_model = OAuthConfig
 
-    Raises :class:`~mocks.core.errors.ConfigError` naming ``<key_path>.oauth.<field>``.
-    """
-    config = validate_oauth_config(mock.oauth, key_path)
-    # The engine keeps this mock's state across recompiles and drops it with the mock.
-    state = context.get("state")
-    if state is None:
-        state = {}
-    store = state.get("tokens")
-    if store is None:
-        store = state["tokens"] = TokenStore()
-    provider = IdentityProvider(mock.id, config, store, process_signing_key())
-    base = config.issuer_path
-    routes = [ProtocolRoute(path=f"{base}{endpoint.suffix}", mock_id=mock.id,
-                            action=IdentityProviderAction(provider, endpoint),
-                            methods=ROUTE_METHODS)
-              for endpoint in ENDPOINTS]
-    if base:
-        # Notes §8: an unknown sub-path of the issuer answers 404 (only when no mock matched).
-        routes.append(ProtocolRoute(path=base, mock_id=mock.id, action=UnknownEndpointAction(),
-                                    methods=ROUTE_METHODS, prefix=True))
-    return routes
+    def compile(self, mock: Any, context: CompileContext) -> CompiledMock:
+        """The routes of one ``oauth`` mock: one :class:`ProtocolRoute` per endpoint, mounted
+        under the issuer's path, plus a prefix route answering 404 for unknown endpoints
+        below a non-root issuer path.
+
+        ``mock.oauth`` is the validated :class:`~oidc.config.OAuthConfig` (a raw mapping is
+        validated here). ``context.state`` (the engine's runtime state of this mock) holds
+        the token store under ``"tokens"``, so codes and tokens outlive a recompile and are
+        freed when the mock is deleted.
+
+        Raises :class:`~mocks.core.errors.ConfigError` naming ``<key_path>.oauth.<field>``.
+        """
+        config = mock.oauth
+        if not isinstance(config, OAuthConfig):
+            config = validate_oauth_config(config, context.key_path)
+        store = context.state.get("tokens")
+        if store is None:
+            store = context.state["tokens"] = TokenStore()
+        provider = IdentityProvider(mock.id, config, store, process_signing_key())
+        base = config.issuer_path
+        routes = [ProtocolRoute(path=f"{base}{endpoint.suffix}", mock_id=mock.id,
+                                action=IdentityProviderAction(provider, endpoint),
+                                methods=ROUTE_METHODS)
+                  for endpoint in ENDPOINTS]
+        if base:
+            # Notes §8: an unknown sub-path of the issuer answers 404 (only when no mock
+            # matched).
+            routes.append(ProtocolRoute(path=base, mock_id=mock.id,
+                                        action=UnknownEndpointAction(), methods=ROUTE_METHODS,
+                                        prefix=True))
+        return CompiledMock(routes=tuple(routes))
 
 
 class UnknownEndpointAction:
@@ -109,3 +116,7 @@ class UnknownEndpointAction:
                                       (b"cache-control", b"no-store")], self.BODY,
                           head=request.method == "HEAD")
         return 404
+
+
+#: The registered handler object.
+HANDLER = OAuthHandler()

@@ -20,6 +20,7 @@ from mocks.protocols.streaming.runtime import StreamRuntime
 from mocks.config import ConfigFile
 from mocks.engine.cors import CorsPolicy, compile_cors
 from mocks.core.request import MockRequest
+from mocks.engine.listeners import ListenerSupervisor
 from mocks.engine.snapshot import Snapshot, compile_snapshot, empty_snapshot
 from mocks.core.templating import TemplateState
 
@@ -96,7 +97,10 @@ class Engine:
         #: provider's token store) that must outlive recompiles of its mock; dropped when the
         #: mock leaves the config.
         self.protocol_state: dict[str, dict[str, Any]] = {}
-        self.streams = StreamRuntime()  # open streams and resumption buffers (issue 7)
+        self.streams = StreamRuntime()  # open streams and resumption buffers
+        #: Listener services of protocol handlers (ports of their own), started, restarted
+        #: and stopped as snapshots change (:class:`~mocks.engine.listeners.ListenerSupervisor`).
+        self.listeners = ListenerSupervisor()
         self.max_body_size = max_body_size
         self.ready = False
         #: CORS policy (behavior notes §4); from ``serverConfig.cors`` of the last loaded
@@ -116,7 +120,8 @@ class Engine:
         """
         if base_dir is not None:
             self.base_dir = Path(base_dir)
-        snapshot = compile_snapshot(config, self.base_dir, self.tables, self.protocol_state)
+        snapshot = compile_snapshot(config, self.base_dir, self.tables, self.protocol_state,
+                                    previous=self.snapshot)
         cors = (compile_cors(config, self.cors_origins)
                 if config.server_config is not None or self.cors_origins is not None else None)
         # No await between these lines: requests see the new tables, operations and snapshot
@@ -131,6 +136,7 @@ class Engine:
         if cors is not None:
             self.cors = cors
         self.streams.snapshot_loaded(snapshot)  # closes streams of changed or removed mocks
+        self.listeners.schedule(snapshot.services)  # gRPC/MQTT/... listeners follow the config
         self.ready = True
         return snapshot
 

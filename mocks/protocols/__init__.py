@@ -1,38 +1,51 @@
-"""Protocol handlers plug into the engine through this registry (STYLE §5).
+"""The one way in for a protocol: the handler interface and the registry of mock types.
 
-Each non-plain-HTTP mock type names a *compiler* by import string. The compiler turns one
-validated mock into the routes it serves on the data-plane port (HTTP-borne protocols: the
-identity provider, GraphQL, SOAP) and, for protocols with listeners of their own (gRPC, MQTT),
-into a service the runner starts. Import strings are resolved once, when a snapshot is
-compiled, never per request; a mock type without a compiler is kept (listed, exported) but
-serves nothing yet.
+Every mock type is served by a *handler* (STYLE §5; ARCHITECTURE "Protocol handlers"):
 
-A compiler is ``compile(mock, key_path, context) -> list[ProtocolRoute]`` and raises
-:class:`~mocks.core.errors.ConfigError` naming the key path for bad config.
+* ``mock_type``: the ``type`` of the mocks it serves (``http``, ``oauth``, ...);
+* ``config_model``: the pydantic model of the mock's protocol block (``mock.<type>``); the
+  ``Mock`` schema of :mod:`mocks.config` is built from these models, so the published JSON
+  Schema and the admin docs show every block;
+* ``compile(mock, context) -> CompiledMock``: what the mock serves: HTTP match candidates,
+  exact or prefix data-plane routes, WebSocket routes and listener services (ports of their
+  own, such as gRPC or MQTT). Raises :class:`~mocks.core.errors.ConfigError` naming the key.
 
-Who may call it: :func:`mocks.engine.snapshot.compile_snapshot`. Django-free.
+A new protocol is a new folder ``mocks/protocols/<name>/`` (or an app such as ``oidc/``) whose
+handler object is listed once in :data:`PROTOCOLS` by import string. Import strings are
+resolved once (:func:`load_handlers` at start-up); a handler that fails to import is an error
+at start (:class:`HandlerImportError`), never a silently dead type. Types listed with no
+handler yet (``handler=None``) are stored, listed and exported but serve nothing.
+
+Runtime state a handler must keep across recompiles (an identity provider's tokens, open
+connections) lives in ``context.state``: the engine's ``protocol_state`` entry of that mock id,
+freed when the mock leaves the config. Listener services are started, restarted when their
+``definition`` changes, and stopped by the engine's
+:class:`~mocks.engine.listeners.ListenerSupervisor` on the engine's event loop.
+
+Who may call it: :mod:`mocks.config` (config models), :mod:`mocks.engine.snapshot` (compile),
+the runner (:func:`load_handlers`). Imports nothing else of the project at module level.
+Django-free.
 """
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Hashable, Protocol, runtime_checkable
 
-#: mock ``type`` -> ``"module:function"`` of its compiler.
-PROTOCOL_COMPILERS: dict[str, str] = {
-    "oauth": "oidc.engine:compile_oauth_mock",
-}
+if TYPE_CHECKING:  # pragma: no cover
+    from pydantic import BaseModel
 
 
 @dataclass(frozen=True, slots=True)
 class ProtocolRoute:
-    """One exact data-plane path served by a protocol handler.
+    """One data-plane path served by a protocol handler (identity provider, GraphQL, SOAP).
 
     Attributes:
         path: the exact request path (``/oauth/token``).
         mock_id: the mock that owns the route (request log, verification).
         action: an object with ``async respond(request, path_params, template_state, send)
-            -> status`` — the same interface as a static response.
+            -> status``: the same interface as a static response.
         methods: the methods it answers (empty = all).
         prefix: when True the route answers every path *below* ``path`` that no HTTP mock
             matched (e.g. the identity provider's 404 for unknown endpoints under its issuer
@@ -46,19 +59,192 @@ class ProtocolRoute:
     prefix: bool = False
 
 
-_resolved: dict[str, Callable[..., list[ProtocolRoute]] | None] = {}
+@dataclass(frozen=True, slots=True)
+class WebSocketRoute:
+    """One WebSocket endpoint on the mock port.
+
+    Attributes:
+        path: the exact request path of the upgrade (``/ws/chat``).
+        mock_id: the mock that owns it.
+        app: a raw ASGI application for ``websocket`` scopes:
+            ``async app(scope, receive, send)``; it accepts or closes the connection itself.
+    """
+
+    path: str
+    mock_id: str
+    app: Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 
 
-def compiler_for(mock_type: str) -> Callable[..., list[ProtocolRoute]] | None:
-    """The compiler of ``mock_type`` (import resolved once and cached), or None."""
-    if mock_type not in _resolved:
-        target = PROTOCOL_COMPILERS.get(mock_type)
-        if target is None:
-            _resolved[mock_type] = None
-        else:
-            module_name, _, attribute = target.partition(":")
-            try:
-                _resolved[mock_type] = getattr(importlib.import_module(module_name), attribute)
-            except (ImportError, AttributeError):
-                _resolved[mock_type] = None
-    return _resolved[mock_type]
+@runtime_checkable
+class ListenerService(Protocol):
+    """A listener with a port of its own (a gRPC server, an MQTT broker, the recording proxy).
+
+    Attributes:
+        name: unique key of the listener across the snapshot (``grpc:50051``); two services
+            with the same name are the same listener.
+        definition: a hashable value describing everything the listener serves; when the
+            next snapshot's service of the same ``name`` has an equal definition the running
+            listener is kept, otherwise it is stopped and the new one started.
+
+    ``start`` binds and begins serving (raises ``OSError`` when the port is taken);
+    ``stop`` releases the port within about a second; ``health`` returns a JSON-able dict
+    with at least ``{"status": "running" | "stopped" | "failed"}``.
+    """
+
+    name: str
+    definition: Hashable
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def health(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CompileContext:
+    """What a handler gets besides the mock when it compiles one.
+
+    Attributes:
+        key_path: the mock's config path (``mocks[3]``); errors name keys below it.
+        order: the mock's position in the config (the last precedence tie-breaker).
+        base_dir: folder that relative files (``bodyFile``, ``dataFile``) resolve against.
+        state: the engine's runtime state of this mock id (kept across recompiles, dropped
+            with the mock); a throw-away dict when compiling only to validate.
+        tables: the engine's :class:`~tables.store.TableStore` (None when validating only).
+        binding: the table binding of this mock from the config's ``extend`` list, if any.
+        body_file_roots: folders a ``bodyFile`` may be read from (empty: anywhere).
+    """
+
+    key_path: str
+    order: int = 0
+    base_dir: Path = Path(".")
+    state: dict[str, Any] = field(default_factory=dict)
+    tables: Any = None
+    binding: Any = None
+    body_file_roots: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledMock:
+    """Everything one mock serves, as produced by its handler.
+
+    Attributes:
+        candidates: HTTP match candidates (:class:`~mocks.protocols.http.matcher.Candidate`)
+            for the engine's method + path index.
+        routes: data-plane routes consulted before HTTP mocks (exact) or after them (prefix).
+        websocket_routes: WebSocket endpoints on the mock port.
+        services: listeners with ports of their own.
+    """
+
+    candidates: tuple[Any, ...] = ()
+    routes: tuple[ProtocolRoute, ...] = ()
+    websocket_routes: tuple[WebSocketRoute, ...] = ()
+    services: tuple[ListenerService, ...] = ()
+
+
+#: What a mock that serves nothing compiles to.
+NOTHING = CompiledMock()
+
+
+@runtime_checkable
+class ProtocolHandler(Protocol):
+    """The interface every mock type implements (see the module docstring)."""
+
+    mock_type: str
+    config_model: type[BaseModel]
+
+    def compile(self, mock: Any, context: CompileContext) -> CompiledMock: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolEntry:
+    """One mock type in the registry.
+
+    Attributes:
+        mock_type: the ``type`` value.
+        config_model: ``"module:Class"`` of the protocol block's pydantic model.
+        handler: ``"module:attribute"`` of the handler object, or None while the type is not
+            served yet.
+    """
+
+    mock_type: str
+    config_model: str
+    handler: str | None
+
+
+#: Every mock type, in the order the SPEC lists them ("Mock": ``type``).
+PROTOCOLS: tuple[ProtocolEntry, ...] = (
+    ProtocolEntry("http", "mocks.protocols.http.config:HttpMock",
+                  "mocks.protocols.http.handler:HANDLER"),
+    ProtocolEntry("graphql", "mocks.protocols.pending:PendingProtocolConfig", None),
+    ProtocolEntry("grpc", "mocks.protocols.pending:PendingProtocolConfig", None),
+    ProtocolEntry("websocket", "mocks.protocols.pending:PendingProtocolConfig", None),
+    ProtocolEntry("mqtt", "mocks.protocols.pending:PendingProtocolConfig", None),
+    ProtocolEntry("soap", "mocks.protocols.pending:PendingProtocolConfig", None),
+    ProtocolEntry("oauth", "oidc.config:OAuthConfig", "oidc.engine:HANDLER"),
+)
+
+#: The ``type`` values a mock may have.
+MOCK_TYPES: tuple[str, ...] = tuple(entry.mock_type for entry in PROTOCOLS)
+
+_ENTRIES = {entry.mock_type: entry for entry in PROTOCOLS}
+_handlers: dict[str, ProtocolHandler | None] = {}
+
+
+class HandlerImportError(RuntimeError):
+    """A registered handler or config model cannot be imported (or is not a handler).
+
+    ``str(error)`` names the mock type, the import string and the cause.
+    """
+
+
+def _resolve(target: str, mock_type: str) -> Any:
+    module_name, _, attribute = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise HandlerImportError(f"protocol {mock_type!r}: cannot import {target}: "
+                                 f"{error}") from error
+
+
+def config_models() -> dict[str, type[BaseModel]]:
+    """``{mock type: config model class}`` in registry order.
+
+    Raises :class:`HandlerImportError` when a model cannot be imported.
+    """
+    return {entry.mock_type: _resolve(entry.config_model, entry.mock_type)
+            for entry in PROTOCOLS}
+
+
+def handler_for(mock_type: str) -> ProtocolHandler | None:
+    """The handler of ``mock_type`` (resolved once and cached), or None while the type has
+    none. Raises :class:`HandlerImportError` when the registered handler cannot be imported,
+    is not a :class:`ProtocolHandler`, or declares another type or config model."""
+    if mock_type in _handlers:
+        return _handlers[mock_type]
+    entry = _ENTRIES.get(mock_type)
+    handler = None
+    if entry is not None and entry.handler is not None:
+        handler = _resolve(entry.handler, mock_type)
+        if not isinstance(handler, ProtocolHandler):
+            raise HandlerImportError(f"protocol {mock_type!r}: {entry.handler} does not "
+                                     f"implement the ProtocolHandler interface")
+        if handler.mock_type != mock_type:
+            raise HandlerImportError(f"protocol {mock_type!r}: {entry.handler} serves "
+                                     f"{handler.mock_type!r}")
+        if handler.config_model is not _resolve(entry.config_model, mock_type):
+            raise HandlerImportError(f"protocol {mock_type!r}: {entry.handler} declares "
+                                     f"another config model than {entry.config_model}")
+    _handlers[mock_type] = handler
+    return handler
+
+
+def load_handlers() -> dict[str, ProtocolHandler]:
+    """Resolve every registered handler now (the runner calls it before serving).
+
+    Returns ``{mock type: handler}`` for the types that have one. Raises
+    :class:`HandlerImportError` for the first one that cannot be loaded.
+    """
+    loaded = {entry.mock_type: handler_for(entry.mock_type) for entry in PROTOCOLS}
+    return {mock_type: handler for mock_type, handler in loaded.items() if handler is not None}

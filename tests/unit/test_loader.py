@@ -31,7 +31,8 @@ def test_shorthand_mock_becomes_enabled_http_mock_with_generated_id():
 
 
 def test_type_is_inferred_from_the_protocol_key():
-    config = validate_config({"mocks": [{"id": "o", "oauth": {"issuer": "http://x"}}]})
+    config = validate_config({"mocks": [{"id": "o", "oauth": {
+        "issuer": "http://x", "clients": [{"clientId": "c", "clientSecret": "s"}]}}]})
     assert config.mocks[0].type == "oauth"
 
 

@@ -10,7 +10,8 @@ import json
 import jwt
 import pytest
 
-from oidc.engine import compile_oauth_mock
+from mocks.protocols import CompileContext
+from oidc.engine import HANDLER
 from oidc.keys import RSA_KEY_BITS, SigningKey, process_signing_key
 from oidc.store import SWEEP_EVERY, TokenRecord, TokenStore
 from mocks.config import Mock
@@ -179,11 +180,11 @@ def test_tokens_survive_a_recompile_of_the_mock():
     definition = Mock.model_validate(oauth_mock(mock_id="recompiled"))
     state: dict = {}  # what the engine hands every compile of this mock
     routes = {route.path: route
-              for route in compile_oauth_mock(definition, "mocks[0]", {"state": state})}
+              for route in HANDLER.compile(definition, CompileContext("mocks[0]", state=state)).routes}
     provider = routes["/auth/token"].action.provider
     token = _token(provider, {"grant_type": "client_credentials"})["access_token"]
     again = {route.path: route
-             for route in compile_oauth_mock(definition, "mocks[0]", {"state": state})}
+             for route in HANDLER.compile(definition, CompileContext("mocks[0]", state=state)).routes}
     recompiled = again["/auth/introspect"].action.provider
     assert recompiled is not provider and recompiled.store is provider.store
     assert recompiled.tokens.introspect(token) is not None

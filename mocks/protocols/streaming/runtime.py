@@ -270,8 +270,9 @@ class StreamRuntime:
         self._open_sse = 0
         self._numbers = itertools.count(1)
         self._buffers: dict[str, EventBuffer] = {}
-        self._definitions: dict[str, tuple[Any, ...]] = {}
-        self._names: dict[str, str | None] = {}
+        #: ``mock id -> mock`` of the live snapshot (definitions and names are read from it
+        #: when a stream opens, so a swap costs one dict, not one tuple per mock).
+        self._mocks: dict[str, Any] = {}
         install_abrupt_close_filter()
 
     # ------------------------------------------------------------------ connections
@@ -285,10 +286,11 @@ class StreamRuntime:
                 return None
             self._open_sse += 1
             self.stats.total_connections += 1
+        mock = self._mocks.get(mock_id)
         connection = StreamConnection(f"{kind}-{next(self._numbers)}", kind, mock_id,
                                       path=path, client=client, user_agent=user_agent,
-                                      mock_name=self._names.get(mock_id),
-                                      definition=self._definitions.get(mock_id),
+                                      mock_name=getattr(mock, "name", None),
+                                      definition=None if mock is None else _definition_of(mock),
                                       resumed_from=resumed_from)
         self._connections[connection.id] = connection
         return connection
@@ -381,16 +383,18 @@ class StreamRuntime:
         """Called by the engine right after it swapped in ``snapshot`` (no await between):
         stops every stream whose mock is gone, disabled or changed, drops those mocks'
         buffers, and remembers the new definitions. Returns how many streams were stopped."""
-        definitions = {mock.id: _definition_of(mock) for mock in snapshot.mocks}
-        self._names = {mock.id: mock.name for mock in snapshot.mocks}
+        previous, mocks = self._mocks, {mock.id: mock for mock in snapshot.mocks}
+        self._mocks = mocks
         stopped = 0
         for connection in list(self._connections.values()):
-            if definitions.get(connection.mock_id) != connection.definition:
+            mock = mocks.get(connection.mock_id)
+            if mock is None or _definition_of(mock) != connection.definition:
                 stopped += connection.stop(MOCK_CHANGED)
         for mock_id in list(self._buffers):
-            if definitions.get(mock_id) != self._definitions.get(mock_id):
+            old, new = previous.get(mock_id), mocks.get(mock_id)
+            if new is None or old is None or (
+                    new is not old and _definition_of(new) != _definition_of(old)):
                 del self._buffers[mock_id]
-        self._definitions = definitions
         return stopped
 
 

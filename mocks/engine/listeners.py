@@ -1,0 +1,111 @@
+"""Starting, restarting and stopping the listener services of protocol handlers.
+
+A handler whose mocks need a port of their own (a gRPC server, an MQTT broker, the recording
+proxy) returns :class:`~mocks.protocols.ListenerService` objects from ``compile``; the snapshot
+collects them by ``name``. After every snapshot swap the engine hands that collection to its
+:class:`ListenerSupervisor`, which keeps a running listener whose definition did not change,
+stops the ones that are gone or changed, and starts the new ones.
+
+Source: ARCHITECTURE "Protocol handlers" ("the runner starts services in the engine's event
+loop, restarts one only when its compiled definition changes, and stops them on shutdown").
+
+Concurrency: every method runs on the engine's event loop; reconciliations are serialised by
+one lock so that two quick config changes cannot start the same port twice.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Mapping
+
+from mocks.protocols import ListenerService
+
+logger = logging.getLogger("mockd.engine")
+
+
+class ListenerSupervisor:
+    """The running listener services of one engine.
+
+    Attributes:
+        running: ``name -> service`` of the listeners serving now.
+        failures: ``name -> reason`` of listeners that failed to start at the last attempt.
+    """
+
+    def __init__(self) -> None:
+        self.running: dict[str, ListenerService] = {}
+        self.failures: dict[str, str] = {}
+        self._lock: asyncio.Lock | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _serialised(self) -> asyncio.Lock:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
+
+    async def reconcile(self, wanted: Mapping[str, ListenerService]) -> None:
+        """Make the running listeners those of ``wanted`` (``name -> service``).
+
+        A listener that fails to start (its port is taken, say) is logged and recorded in
+        :attr:`failures`; the others still start. Never raises for a service's error.
+        """
+        async with self._serialised():
+            for name, service in list(self.running.items()):
+                replacement = wanted.get(name)
+                if replacement is not None and replacement.definition == service.definition:
+                    continue
+                await self._stop(name, service)
+            for name, service in wanted.items():
+                if name in self.running:
+                    continue
+                try:
+                    await service.start()
+                except Exception as error:  # noqa: BLE001 - one failed listener, not the engine
+                    self.failures[name] = str(error) or type(error).__name__
+                    logger.error("listener %s failed to start: %s", name, self.failures[name])
+                    continue
+                self.failures.pop(name, None)
+                self.running[name] = service
+            for name in [name for name in self.failures if name not in wanted]:
+                del self.failures[name]
+
+    def schedule(self, wanted: Mapping[str, ListenerService]) -> None:
+        """Reconcile soon on the running event loop (called right after a snapshot swap).
+
+        Without a running loop (a config compiled before the server starts) nothing happens
+        here: the runner calls :meth:`reconcile` once the loop runs.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if not wanted and not self.running:
+            return
+        task = loop.create_task(self.reconcile(dict(wanted)))
+        self._tasks.add(task)  # keep a reference until it finishes
+        task.add_done_callback(self._tasks.discard)
+
+    async def stop_all(self) -> None:
+        """Stop every running listener (server shutdown)."""
+        async with self._serialised():
+            for name, service in list(self.running.items()):
+                await self._stop(name, service)
+
+    async def _stop(self, name: str, service: ListenerService) -> None:
+        try:
+            await service.stop()
+        except Exception:  # noqa: BLE001 - a listener that fails to stop is still dropped
+            logger.exception("listener %s failed to stop cleanly", name)
+        self.running.pop(name, None)
+
+    def health(self) -> dict[str, dict[str, Any]]:
+        """``{name: service.health()}`` for running listeners and ``{"status": "failed",
+        "error": reason}`` for those that failed to start."""
+        report: dict[str, dict[str, Any]] = {}
+        for name, service in self.running.items():
+            try:
+                report[name] = service.health()
+            except Exception as error:  # noqa: BLE001 - a health probe never breaks status
+                report[name] = {"status": "failed", "error": str(error)}
+        for name, reason in self.failures.items():
+            report[name] = {"status": "failed", "error": reason}
+        return report

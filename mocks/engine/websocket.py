@@ -1,0 +1,32 @@
+"""The data plane's entry for WebSocket upgrades: dispatch to the handlers' WebSocket routes.
+
+Channels' ``ProtocolTypeRouter`` on the mock port sends ``websocket`` scopes here. The live
+snapshot's ``websocket_routes`` (filled by protocol handlers, see
+:class:`~mocks.protocols.WebSocketRoute`) decide who serves the path; an upgrade at a path no
+mock serves is refused before it is accepted, which the ASGI server answers with HTTP 403.
+
+Source: ARCHITECTURE "Processes and ports" (``websocket`` -> the protocol handlers' WebSocket
+routes); behavior notes §10. Django-free.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from mocks.engine.core import Engine
+
+
+class WebSocketRouterApp:
+    """ASGI app for ``websocket`` scopes of one engine (see the module docstring)."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        route = self.engine.snapshot.websocket_routes.get(scope.get("path", ""))
+        if route is None:
+            message = await receive()
+            if message.get("type") == "websocket.connect":
+                # Closing before accepting makes the server answer the upgrade with 403.
+                await send({"type": "websocket.close", "code": 1008})
+            return
+        await route.app(scope, receive, send)

@@ -1,0 +1,133 @@
+"""The config model of an ``http`` mock: matcher, response, streaming and validation.
+
+Source: SPEC "HTTP mock", "Matcher", "Response"; behavior notes §7 (request validation), §9
+(``sse``/``chunked`` instead of ``response``), §14 (validator rules).
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from mocks.core.schema import Strict, scalar_text
+from mocks.protocols.streaming.config import ChunkedConfig, SseConfig, check_stream_placement
+from tables.config import FieldRule, StatefulBinding
+
+HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+
+
+class JsonPathExists(Strict):
+    """``{exists: true|false}`` as a ``bodyJsonPath`` value."""
+
+    exists: bool
+
+
+class Matcher(Strict):
+    """SPEC "Matcher": every field present becomes one condition; all must hold."""
+
+    method: str | None = None
+    path: str | None = None
+    path_pattern: str | None = Field(None, alias="pathPattern")
+    query_params: dict[str, str] | None = Field(None, alias="queryParams")
+    headers: dict[str, str] | None = None
+    body_contains: str | None = Field(None, alias="bodyContains")
+    body_equals: str | None = Field(None, alias="bodyEquals")
+    body_pattern: str | None = Field(None, alias="bodyPattern")
+    body_json_path: dict[str, JsonPathExists | str | int | float | bool | None] | None = Field(
+        None, alias="bodyJsonPath")
+
+    @field_validator("method")
+    @classmethod
+    def _method_known(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        upper = value.upper()
+        if upper not in HTTP_METHODS:
+            raise ValueError(f"unknown method {value!r}; use one of {', '.join(HTTP_METHODS)}")
+        return upper
+
+    @field_validator("path")
+    @classmethod
+    def _path_absolute(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("/"):
+            raise ValueError(f"path must start with '/', got {value!r}")
+        return value
+
+    @field_validator("query_params", "headers", mode="before")
+    @classmethod
+    def _scalar_values_as_text(cls, value: Any) -> Any:
+        # YAML turns `page: 1` into an int; the matcher compares text.
+        if isinstance(value, dict):
+            return {key: scalar_text(item) for key, item in value.items()}
+        return value
+
+
+class Response(Strict):
+    """SPEC "Response": a static or templated answer."""
+
+    status_code: int = Field(200, alias="statusCode", ge=100, le=599)
+    headers: dict[str, str] | None = None
+    body: Any = None
+    body_file: str | None = Field(None, alias="bodyFile")
+    delay_ms: int = Field(0, alias="delayMs", ge=0, le=30000)
+    seed: int | None = None
+
+    @field_validator("headers", mode="before")
+    @classmethod
+    def _header_values_as_text(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: scalar_text(item) for key, item in value.items()}
+        return value
+
+    @model_validator(mode="after")
+    def _body_xor_body_file(self) -> "Response":
+        if self.body is not None and self.body_file is not None:
+            raise ValueError("give either body or bodyFile, not both")
+        return self
+
+
+class RequestValidation(Strict):
+    """``http.validation``: rules the request must satisfy before the mock answers (behavior
+    notes §7). Rule keys and formats are those of table validation (:class:`FieldRule`).
+
+    Attributes:
+        mode: ``strict`` (default: any failure rejects), ``warn`` (never rejects; the issues
+            go to the ``X-Mockd-Validation-Warnings`` header), ``permissive`` (only
+            ``required`` failures reject).
+        fields: ``{dot.path: rule}`` over the JSON body (``items.sku`` reaches every element).
+        required: body dot paths that must be present and not null.
+        path_params, query_params, headers: ``{name: rule}`` over the text values of the path
+            parameters, the query (first value) and the headers (names compared without case);
+            ``type: integer|number|boolean`` parses the text first.
+        json_schema: a JSON Schema object (``schema``): its ``properties``/``required`` become
+            body rules, its root ``type`` is checked (code ``schema``) and
+            ``additionalProperties: false`` reports other top-level keys (``unknown_field``).
+        fail_status: status of the rejection (default 400).
+    """
+
+    mode: Literal["strict", "warn", "permissive"] = "strict"
+    fields: dict[str, FieldRule] = Field(default_factory=dict)
+    required: list[str] = Field(default_factory=list)
+    path_params: dict[str, FieldRule] = Field(default_factory=dict, alias="pathParams")
+    query_params: dict[str, FieldRule] = Field(default_factory=dict, alias="queryParams")
+    headers: dict[str, FieldRule] = Field(default_factory=dict)
+    json_schema: dict[str, Any] | None = Field(None, alias="schema")
+    fail_status: int = Field(400, alias="failStatus", ge=100, le=599)
+
+
+class HttpMock(Strict):
+    """SPEC "HTTP mock" (``http`` key of a mock)."""
+
+    priority: int = Field(0, ge=0)
+    matcher: Matcher
+    response: Response | None = None
+    sse: SseConfig | None = None
+    chunked: ChunkedConfig | None = None
+    stateful_operation: str | None = Field(None, alias="statefulOperation")
+    stateful_binding: StatefulBinding | None = Field(None, alias="statefulBinding")
+    validation: RequestValidation | None = None
+
+    @model_validator(mode="after")
+    def _stream_replaces_response(self) -> "HttpMock":
+        check_stream_placement(self)  # behavior notes §9: sse/chunked instead of response
+        return self

@@ -1,0 +1,77 @@
+"""The handler of ``http`` mocks: one mock -> one match candidate for the engine's index.
+
+The candidate's action is, in this order of choice: a table binding (``extend`` entry, else
+``http.statefulBinding``, else ``http.statefulOperation``), a stream (``http.sse`` or
+``http.chunked``), or the static/templated ``http.response``; with ``http.validation`` the
+request is checked first.
+
+Source: SPEC "HTTP mock", "Extend binding"; behavior notes §5 (precedence), §7 (validation),
+§9 (streams). Django-free.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from mocks.core.responses import CompiledResponse
+from mocks.protocols import CompileContext, CompiledMock
+from mocks.protocols.http.config import HttpMock
+from mocks.protocols.http.matcher import Candidate, compile_matcher, precedence_key
+from mocks.protocols.http.validation import compile_request_validation, validating_action
+from mocks.protocols.streaming.actions import compile_stream_action
+from tables.binding import BoundAction, binding_of
+from tables.operations import operation_binding
+from tables.store import TableStore
+
+
+class HttpHandler:
+    """Compiles ``http`` mocks (see the module docstring)."""
+
+    mock_type = "http"
+    config_model = HttpMock
+
+    def compile(self, mock: Any, context: CompileContext) -> CompiledMock:
+        """One :class:`~mocks.protocols.http.matcher.Candidate` for ``mock``.
+
+        A bound mock answers from ``context.tables`` (a throw-away store when None, for
+        validation only). Raises :class:`~mocks.core.errors.ConfigError` naming the key
+        (``mocks[3].http.matcher.path``).
+        """
+        return CompiledMock(candidates=(compile_candidate(mock, context),))
+
+
+def compile_candidate(mock: Any, context: CompileContext) -> Candidate:
+    """The :class:`Candidate` of the ``http`` mock ``mock`` (see :class:`HttpHandler`).
+
+    Raises :class:`~mocks.core.errors.ConfigError` naming the offending key.
+    """
+    key_path = context.key_path
+    http = mock.http
+    matcher = compile_matcher(http.matcher, f"{key_path}.http.matcher")
+    binding = context.binding
+    if binding is None and http.stateful_binding is not None:
+        binding = binding_of(http.stateful_binding, f"{key_path}.http.statefulBinding")
+    if binding is None and http.stateful_operation:
+        # `statefulOperation: <name>` is the custom action of a binding without a table.
+        binding = operation_binding(http.stateful_operation,
+                                    f"{key_path}.http.statefulOperation")
+    # Compiled before the action so that a bad rule is reported even for a bound mock.
+    validator = compile_request_validation(http.validation, f"{key_path}.http.validation")
+    action: Any
+    if binding is not None:
+        tables = context.tables if context.tables is not None else TableStore()
+        action = BoundAction(binding, tables, http.response, http.matcher,
+                             f"{key_path}.http.response")
+    elif http.sse is not None or http.chunked is not None:
+        action = compile_stream_action(http, f"{key_path}.http", context.base_dir)
+    else:
+        action = CompiledResponse(http.response, f"{key_path}.http.response", context.base_dir)
+    action = validating_action(validator, action)
+    label = http.matcher.path or http.matcher.path_pattern or "*"
+    return Candidate(mock_id=mock.id, name=mock.name, matcher=matcher,
+                     key=precedence_key(matcher.specificity, matcher.condition_count,
+                                        http.priority, context.order),
+                     action=action, path_template=label)
+
+
+#: The registered handler object (:data:`mocks.protocols.PROTOCOLS`).
+HANDLER = HttpHandler()
