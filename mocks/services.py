@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, TypeVar
 
 from asgiref.sync import async_to_sync
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max, Q
 from django.utils import timezone as django_timezone
 from pydantic import ValidationError
@@ -290,7 +290,7 @@ def sync_engine() -> dict[str, Any]:
     Raises :class:`AdminError` 400 ``validation_error`` when it does not compile.
     """
     with _change_lock:
-        config = _validated_engine_config()
+        config, _ = _validated_engine_config()
         control = _control()
         if control is None:
             return {"message": "No engine connected", "mocks": len(config.mocks)}
@@ -309,62 +309,136 @@ _validated_mocks: dict[tuple[str, Any, bool, str], MockConfig] = {}
 _FETCH_BY_ID_LIMIT = 500
 
 
-def _validated_engine_config() -> ConfigFile:
-    """The stored configuration as a validated :class:`ConfigFile` for the engine."""
+_VERSION_COLUMNS = "id, CAST(updated_at AS TEXT), enabled, workspace_id"
+
+
+def _mock_version_rows(mock_ids: list[str] | None = None) -> list[tuple[str, str, int, str]]:
+    """``(id, updated_at, enabled, workspace id)`` of every stored mock in serving order, or
+    of the mocks in ``mock_ids`` (any order; missing ids are left out).
+
+    Read with plain SQL: the values only serve as cache keys, and skipping the ORM's per-row
+    conversions (``updated_at`` parsed into a datetime) keeps this cheap with 10,000 stored
+    mocks. ``CAST``: an expression column has no declared type, so no converter runs.
+    """
+    table = connection.ops.quote_name(Mock._meta.db_table)
+    with connection.cursor() as cursor:
+        if mock_ids is None:
+            cursor.execute(f"SELECT {_VERSION_COLUMNS} FROM {table} "
+                           f"ORDER BY position, created_at")
+        else:
+            marks = ", ".join(["%s"] * len(mock_ids))
+            cursor.execute(f"SELECT {_VERSION_COLUMNS} FROM {table} WHERE id IN ({marks})",
+                           mock_ids)
+        return cursor.fetchall()
+
+
+_MockKey = tuple[str, str, int, str]
+
+#: The engine-side mocks of the last successful change, in serving order: ``id -> (version
+#: key, validated mock)``; None until the first change (and after a failed one), which then
+#: reads every stored mock's key. Changes that name the mocks they touch (create, replace,
+#: patch, toggle, delete of one mock) update a copy of it from those rows alone, so their cost
+#: does not grow with the number of stored mocks. Guarded by ``_change_lock``.
+_engine_mocks: dict[str, tuple[_MockKey, MockConfig]] | None = None
+#: The engine control ``_engine_mocks`` was pushed to (another engine starts from scratch).
+_engine_mocks_of: Any = None
+
+
+def _validate_rows(keys: list[_MockKey], positions: dict[str, int],
+                   base_paths: dict[str, str]) -> None:
+    """Validate the stored mocks whose ``keys`` are not cached into ``_validated_mocks``.
+
+    ``positions`` gives each id's index for error paths (``mocks[3]...``). Raises
+    :class:`ConfigError`.
+    """
+    missing = {key[0]: key for key in keys if key not in _validated_mocks}
+    if not missing:
+        return
+    rows = (Mock.objects.filter(id__in=list(missing))
+            if len(missing) <= _FETCH_BY_ID_LIMIT else Mock.objects.all())
+    for row in rows:
+        key = missing.get(row.id)
+        if key is None:
+            continue
+        try:
+            mock = MockConfig.model_validate(_engine_mock(mock_document(row), key[3]))
+        except ValidationError as error:
+            raise ConfigError("", pydantic_message(
+                error, f"mocks[{positions.get(row.id, 0)}]")) from None
+        _validated_mocks[key] = mock
+
+
+def _validated_engine_config(
+        touched: set[str] | None = None,
+) -> tuple[ConfigFile, dict[str, tuple[_MockKey, MockConfig]]]:
+    """The stored configuration as a validated :class:`ConfigFile` for the engine, and the
+    ``id -> (key, mock)`` map it was built from (to keep as ``_engine_mocks`` once the change
+    commits).
+
+    ``touched``: the ids of the only mocks the change may have created, edited or deleted;
+    None re-reads the key of every stored mock. A created mock is placed last (its position
+    is the highest). Raises :class:`AdminError` 400 when the result does not validate.
+    """
     base_paths = dict(Workspace.objects.values_list("id", "base_path"))
-    keys = [(mock_id, updated_at, enabled, base_paths.get(workspace_id, ""))
-            for mock_id, updated_at, enabled, workspace_id in
-            Mock.objects.order_by("position", "created_at").values_list(
-                "id", "updated_at", "enabled", "workspace_id")]
-    missing = {key[0]: index for index, key in enumerate(keys) if key not in _validated_mocks}
     try:
-        if missing:
-            rows = (Mock.objects.filter(id__in=list(missing))
-                    if len(missing) <= _FETCH_BY_ID_LIMIT else Mock.objects.all())
-            for row in rows:
-                if row.id not in missing:
-                    continue
-                base_path = base_paths.get(row.workspace_id, "")
-                try:
-                    mock = MockConfig.model_validate(_engine_mock(mock_document(row), base_path))
-                except ValidationError as error:
-                    raise ConfigError("", pydantic_message(
-                        error, f"mocks[{missing[row.id]}]")) from None
-                _validated_mocks[(row.id, row.updated_at, row.enabled, base_path)] = mock
+        engine_mocks = None
+        if touched is not None and _engine_mocks is not None and _engine_mocks_of is _control():
+            engine_mocks = dict(_engine_mocks)
+            found = {row[0]: row for row in _mock_version_rows(sorted(touched))}
+            keys = [(mock_id, updated_at, enabled, base_paths.get(workspace_id, ""))
+                    for mock_id, updated_at, enabled, workspace_id in found.values()]
+            positions = {mock_id: index for index, mock_id in enumerate(engine_mocks)}
+            _validate_rows(keys, positions, base_paths)
+            for mock_id in touched - found.keys():
+                engine_mocks.pop(mock_id, None)
+            for key in keys:
+                engine_mocks[key[0]] = (key, _validated_mocks[key])
+            if len(engine_mocks) != Mock.objects.count():
+                engine_mocks = None  # written behind this module's back: read everything
+        if engine_mocks is None:
+            keys = [(mock_id, updated_at, enabled, base_paths.get(workspace_id, ""))
+                    for mock_id, updated_at, enabled, workspace_id in _mock_version_rows()]
+            _validate_rows(keys, {key[0]: index for index, key in enumerate(keys)}, base_paths)
+            engine_mocks = {key[0]: (key, _validated_mocks[key]) for key in keys}
+            if len(_validated_mocks) > 2 * len(keys) + 100:
+                live = set(keys)
+                for stale in [key for key in _validated_mocks if key not in live]:
+                    del _validated_mocks[stale]
         config = validate_config({**engine_config_document(include_mocks=False), "mocks": []})
     except ConfigError as error:
         raise validation_error(str(error)) from None
-    config.mocks = [_validated_mocks[key] for key in keys]
-    if len(_validated_mocks) > 2 * len(keys) + 100:
-        live = set(keys)
-        for stale in [key for key in _validated_mocks if key not in live]:
-            del _validated_mocks[stale]
-    return config
+    config.mocks = [mock for _, mock in engine_mocks.values()]
+    return config, engine_mocks
 
 
-def commit_change(change: Callable[[], T]) -> T:
+def commit_change(change: Callable[[], T], touched: set[str] | None = None) -> T:
     """Run ``change`` (ORM writes) in one transaction and push the result to the engine.
 
+    ``touched`` names the mocks the change may create, edit or delete when it touches no
+    other definition (see :func:`_validated_engine_config`); None for any other change.
     The engine takes the new config just before the commit; any error before that rolls the
     database back and leaves the engine untouched; a failing commit restores the engine's
     previous config. Raises :class:`AdminError` for invalid results.
     """
+    global _engine_mocks, _engine_mocks_of
     with _change_lock:
         previous = _current_engine_config()
         pushed = False
         try:
             with transaction.atomic():
                 result = change()
-                config = _validated_engine_config()
+                config, engine_mocks = _validated_engine_config(touched)
                 try:
                     _push(config)
                 except ConfigError as error:
                     raise validation_error(str(error)) from None
                 pushed = True
         except BaseException:
+            _engine_mocks = None  # the next change re-reads every key
             if pushed and previous is not None:
                 _push(previous)
             raise
+        _engine_mocks, _engine_mocks_of = engine_mocks, _control()
         return result
 
 
@@ -450,7 +524,7 @@ def create_mock(body: Any, workspace_id: str | None = None) -> dict[str, Any]:
         row.save(force_insert=True)
         return row
 
-    return mock_document(commit_change(change))
+    return mock_document(commit_change(change, touched={mock.id}))
 
 
 def replace_mock(mock_id: str, body: Any) -> dict[str, Any]:
@@ -471,7 +545,7 @@ def replace_mock(mock_id: str, body: Any) -> dict[str, Any]:
         return current
 
     del row
-    return mock_document(commit_change(change))
+    return mock_document(commit_change(change, touched={mock_id}))
 
 
 def patch_mock(mock_id: str, body: Any) -> dict[str, Any]:
@@ -518,7 +592,7 @@ def toggle_mock(mock_id: str) -> dict[str, Any]:
         row.save(update_fields=["enabled", "updated_at"])
         return row
 
-    return mock_document(commit_change(change))
+    return mock_document(commit_change(change, touched={mock_id}))
 
 
 def delete_mock(mock_id: str) -> None:
@@ -529,7 +603,7 @@ def delete_mock(mock_id: str) -> None:
         if not deleted:
             raise not_found("mock not found")
 
-    commit_change(change)
+    commit_change(change, touched={mock_id})
 
 
 def delete_mocks(mock_type: str | None = None, workspace_id: str | None = None) -> int:

@@ -6,7 +6,9 @@ and §5 (precedence, points). STYLE §3: the serving loop and the near-miss expl
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+import bisect
+import operator
+from typing import Any, Iterable, Sequence
 
 from mocks.core import scores
 from mocks.core.request import MockRequest
@@ -99,6 +101,100 @@ class MatchIndex:
                 entries.extend(self.template.get((count, None), ()))
                 entries.sort(key=lambda entry: entry.key)
 
+    def patched(self, removed: Sequence[Candidate], added: Sequence[Candidate]) -> MatchIndex:
+        """A new index over ``self.candidates`` minus ``removed`` plus ``added``, built by
+        copying only the buckets those candidates touch (``self`` stays valid for the requests
+        still reading it). Serves exactly as ``MatchIndex(...)`` over the same candidates
+        would. Keys are unique, so every bucket is found and kept sorted by bisection.
+
+        Raises ``ValueError`` when a removed candidate is not in the index.
+        """
+        new = MatchIndex.__new__(MatchIndex)
+        new.exact, new.template = dict(self.exact), dict(self.template)
+        new.pattern, new.glob, new.pathless = (dict(self.pattern), dict(self.glob),
+                                               dict(self.pathless))
+        new.template_entries = dict(self.template_entries)
+        copied: set[tuple[int, Any]] = set()
+
+        def writable(tier: dict[Any, list[Any]], key: Any) -> list[Any]:
+            # Copy-on-write: a bucket is copied once per patch, the first time it changes.
+            marker = (id(tier), key)
+            if marker in copied and key in tier:
+                return tier[key]
+            bucket = list(tier.get(key, ()))
+            tier[key] = bucket
+            copied.add(marker)
+            return bucket
+
+        def take_out(tier: dict[Any, list[Any]], key: Any, item: Any) -> None:
+            bucket = writable(tier, key)
+            position = bisect.bisect_left(bucket, item.key, key=_key_of)
+            if position >= len(bucket) or bucket[position] is not item:
+                raise ValueError(f"candidate {getattr(item, 'mock_id', item)!r} is not indexed")
+            del bucket[position]
+            if not bucket:
+                del tier[key]
+
+        def put_in(tier: dict[Any, list[Any]], key: Any, item: Any) -> None:
+            bisect.insort(writable(tier, key), item, key=_key_of)
+
+        candidates = list(self.candidates)
+        for candidate in removed:
+            position = bisect.bisect_left(candidates, candidate.key, key=_key_of)
+            if position >= len(candidates) or candidates[position] is not candidate:
+                raise ValueError(f"candidate {candidate.mock_id!r} is not indexed")
+            del candidates[position]
+            tier, key = new._tier_of(candidate)
+            if tier is not new.template:
+                take_out(tier, key, candidate)
+                continue
+            entry = new.template_entries.pop(id(candidate))
+            count, first = key
+            targets = [key] if first is not None else [
+                other for other in new.template if other[0] == count]
+            for target in targets:
+                take_out(new.template, target, entry)
+        for candidate in added:
+            bisect.insort(candidates, candidate, key=_key_of)
+            tier, key = new._tier_of(candidate)
+            if tier is not new.template:
+                put_in(tier, key, candidate)
+                continue
+            entry = new.template_entries.get(id(candidate))
+            if entry is None or entry.candidate is not candidate:
+                entry = _TemplateEntry(candidate)
+            new.template_entries[id(candidate)] = entry
+            count, first = key
+            if first is not None and key not in new.template:
+                # A new first segment starts with the entries that have a parameter there.
+                new.template[key] = list(new.template.get((count, None), ()))
+                copied.add((id(new.template), key))
+            targets = [key] if first is not None else [
+                other for other in new.template if other[0] == count] or [key]
+            if key not in targets:
+                targets.append(key)
+            for target in targets:
+                put_in(new.template, target, entry)
+        new.candidates = candidates
+        new.exact_paths = (frozenset(map(operator.itemgetter(1), new.exact))
+                           if new.exact.keys() != self.exact.keys() else self.exact_paths)
+        return new
+
+    def _tier_of(self, candidate: Candidate) -> tuple[dict[Any, list[Any]], Any]:
+        """``(tier dict, bucket key)`` of ``candidate``, as :meth:`__init__` files it."""
+        matcher = candidate.matcher
+        specificity = matcher.specificity
+        if specificity == scores.SPECIFICITY_EXACT:
+            return self.exact, (matcher.method, matcher.path_condition.form.literal)
+        if specificity == scores.SPECIFICITY_TEMPLATE:
+            form = matcher.path_condition.form
+            return self.template, (form.segment_count, form.first_segment)
+        if specificity == scores.SPECIFICITY_PATTERN:
+            return self.pattern, matcher.method
+        if specificity == scores.SPECIFICITY_GLOB:
+            return self.glob, matcher.method
+        return self.pathless, matcher.method
+
     def find(self, request: MockRequest) -> Match | None:
         """The winning match for ``request``, or None."""
         method = request.method
@@ -148,6 +244,11 @@ class MatchIndex:
 
 
 _NO_PARAMS: dict[str, str] = {}
+
+
+def _key_of(item: Any) -> tuple[int, int, int, int]:
+    """The precedence key of a candidate or a template entry (the sort key of every bucket)."""
+    return item.key
 
 
 def _best_exact(with_method: list[Candidate] | None, any_method: list[Candidate] | None,

@@ -16,9 +16,10 @@ serve from an immutable snapshot"), §5.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from mocks.config import ConfigFile, Mock
 from mocks.engine.matching import MatchIndex
@@ -36,7 +37,8 @@ class CompiledEntry:
 
     Attributes:
         mock: the validated config object that was compiled (reused only if identical).
-        order: its position then (candidates' precedence keys embed it).
+        order: its precedence slot (candidates' keys embed it): its position in the file when
+            fully compiled; kept across patches, so slots grow in file order with gaps.
         output: the handler's :class:`~mocks.protocols.CompiledMock`.
         reusable: False for mocks whose output depends on more than the mock (bindings).
     """
@@ -67,6 +69,10 @@ class Snapshot:
         custom_operations: compiled ``customOperations`` (made live on the table store by
             :func:`tables.operations.apply_operations` when the snapshot is swapped in).
         compiled: mock id -> :class:`CompiledEntry`, reused by the next incremental compile.
+        routed: the entries of ``compiled`` that serve routes, WebSocket routes or services.
+        next_order: the precedence slot a mock added at the end gets next.
+        bound: how many mocks are bound to a table or operation (their compiled output
+            depends on more than the mock, so edits then take the full path).
         base_dir: the folder relative files were resolved against (reuse needs the same).
         body_file_roots: the folders ``bodyFile`` reads were confined to (reuse needs the
             same).
@@ -83,6 +89,9 @@ class Snapshot:
     table_definitions: tuple[TableDefinition, ...] = ()
     custom_operations: tuple[CustomOperation, ...] = ()
     compiled: dict[str, CompiledEntry] = field(default_factory=dict, repr=False)
+    routed: dict[str, CompiledEntry] = field(default_factory=dict, repr=False)
+    next_order: int = 0
+    bound: int = 0
     base_dir: Path = Path(".")
     body_file_roots: tuple[Path, ...] = ()
 
@@ -131,41 +140,178 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
     engine applies ``table_definitions`` when it swaps the snapshot in). ``protocol_state``
     is the engine's ``mock id -> state`` dict: a handler gets its mock's entry as
     ``context.state`` and keeps there what must survive a recompile. ``previous`` is the
-    live snapshot: its compiled output is reused for every mock whose config object is
-    unchanged (see the module docstring). ``body_file_roots`` confines ``bodyFile`` reads.
+    live snapshot: when ``config`` differs from it in a few mocks (edited in place, removed,
+    or added at the end) only those are compiled and the index is patched; otherwise every
+    mock whose config object is unchanged still reuses its compiled output (see the module
+    docstring). ``body_file_roots`` confines ``bodyFile`` reads.
 
     Raises :class:`~mocks.core.errors.ConfigError` for the first mock, table or binding that
     does not compile; nothing is swapped in that case, so the running snapshot stays as it was.
     """
     base = Path(base_dir)
-    definitions = compile_tables(table_configs(config))
-    bindings = collect_bindings(config)
-    operations = compile_operations(config.custom_operations)
-    reuse = (previous.compiled if previous is not None and previous.base_dir == base
-             and previous.body_file_roots == body_file_roots else {})
+    shared = _Shared(base, tables, protocol_state, body_file_roots,
+                     compile_tables(table_configs(config)), collect_bindings(config),
+                     compile_operations(config.custom_operations))
+    if (previous is not None and previous.base_dir == base
+            and previous.body_file_roots == body_file_roots):
+        patched = _patch(config, previous, shared)
+        if patched is not None:
+            return patched
+        reuse = previous.compiled
+    else:
+        reuse = {}
     compiled: dict[str, CompiledEntry] = {}
     candidates: list[Candidate] = []
+    routed: dict[str, CompiledEntry] = {}
+    for order, mock in enumerate(config.mocks):
+        binding = shared.bindings.get(order)
+        entry = reuse.get(mock.id)
+        if entry is None or not entry.reusable or entry.mock is not mock or binding is not None:
+            entry = _compile_entry(mock, order, order, binding, shared)
+        elif entry.order != order:
+            entry = CompiledEntry(mock, order, _reordered(entry.output, order), True)
+        compiled[mock.id] = entry
+        if _serves_more_than_candidates(entry.output):
+            routed[mock.id] = entry
+        if mock.enabled:
+            candidates.extend(entry.output.candidates)
+    index = MatchIndex(candidates, previous.index if previous is not None else None)
+    bound = sum(1 for entry in compiled.values() if not entry.reusable)
+    return _assemble(config, shared, compiled, routed, index, len(config.mocks), bound)
+
+
+@dataclass(frozen=True, slots=True)
+class _Shared:
+    """What every mock of one compile shares."""
+
+    base_dir: Path
+    tables: TableStore | None
+    protocol_state: dict[str, dict[str, Any]] | None
+    body_file_roots: tuple[Path, ...]
+    definitions: tuple[TableDefinition, ...]
+    bindings: dict[int, Any]
+    operations: tuple[CustomOperation, ...]
+
+
+def _compile_entry(mock: Mock, position: int, order: int, binding: Any,
+                   shared: _Shared) -> CompiledEntry:
+    """Compile ``mock`` (at ``position`` in the file, precedence slot ``order``)."""
+    kept = None if shared.protocol_state is None else shared.protocol_state.get(mock.id)
+    state = {} if kept is None else kept
+    output = compile_one(mock, CompileContext(
+        key_path=f"mocks[{position}]", order=order, base_dir=shared.base_dir, state=state,
+        tables=shared.tables, binding=binding, body_file_roots=shared.body_file_roots))
+    if kept is None and state and shared.protocol_state is not None:
+        # Only mocks whose handler keeps something get an entry (most never do).
+        shared.protocol_state[mock.id] = state
+    return CompiledEntry(mock, order, output, not _depends_on_more_than_the_mock(mock, binding))
+
+
+def _serves_more_than_candidates(output: CompiledMock) -> bool:
+    return bool(output.routes or output.websocket_routes or output.services)
+
+
+#: A patch is tried while at most this share of the mocks changed (else a full recompile,
+#: which rebuilds the index in one pass, is cheaper).
+PATCH_MAX_SHARE = 0.125
+
+
+def _common_run(new: Sequence[Any], old: Sequence[Any]) -> int:
+    """How many leading items of ``new`` and ``old`` are the very same objects (compared
+    in C: ``map(operator.is_, ...)``)."""
+    flags = list(map(operator.is_, new, old))
+    try:
+        return flags.index(False)
+    except ValueError:
+        return len(flags)
+
+
+def _patch(config: ConfigFile, previous: Snapshot, shared: _Shared) -> Snapshot | None:
+    """``config`` compiled as a patch of ``previous``, or None when it is not one.
+
+    Only the window between the longest common prefix and suffix of unchanged mock objects is
+    examined, so an edit among 10,000 mocks costs no Python loop over them all. A patch
+    applies when the mocks kept from ``previous`` in that window are in the same relative
+    order, new mocks come after all kept ones, few mocks changed, and no mock is bound to a
+    table or operation (bound mocks depend on definitions outside the mock; those configs
+    take the full path). Kept mocks keep their precedence slot (``order``): slots only need
+    to grow in file order, so removing a mock leaves a gap instead of renumbering every
+    later one.
+    """
+    if shared.bindings or previous.bound:
+        return None
+    old = previous.compiled
+    mocks = config.mocks
+    old_mocks = previous.mocks
+    prefix = _common_run(mocks, old_mocks)
+    longest = min(len(mocks), len(old_mocks)) - prefix
+    suffix = _common_run(mocks[::-1][:longest], old_mocks[::-1][:longest])
+    window = mocks[prefix:len(mocks) - suffix]
+    old_window = old_mocks[prefix:len(old_mocks) - suffix]
+    budget = max(16, int(len(mocks) * PATCH_MAX_SHARE))
+    changes: list[tuple[int, Mock, CompiledEntry | None]] = []
+    last_order = -1
+    seen_new = False
+    window_ids = set()
+    for position, mock in enumerate(window, start=prefix):
+        window_ids.add(mock.id)
+        entry = old.get(mock.id)
+        if entry is None:
+            if suffix:
+                return None  # a new mock before kept ones
+            seen_new = True
+            changes.append((position, mock, None))
+        else:
+            if seen_new or entry.order <= last_order:
+                return None  # reordered, or a new mock among kept ones
+            last_order = entry.order
+            if entry.mock is not mock or not entry.reusable:
+                changes.append((position, mock, entry))
+    removed_ids = [mock.id for mock in old_window if mock.id not in window_ids]
+    if len(changes) + len(removed_ids) > budget:
+        return None
+    compiled = dict(old)
+    routed = dict(previous.routed)
+    gone: list[Candidate] = []
+    added: list[Candidate] = []
+    next_order = previous.next_order
+    for mock_id in removed_ids:
+        entry = compiled.pop(mock_id)
+        routed.pop(mock_id, None)
+        if entry.mock.enabled:
+            gone.extend(entry.output.candidates)
+    for position, mock, entry in changes:
+        if entry is None:
+            order, next_order = next_order, next_order + 1
+        else:
+            order = entry.order
+            if entry.mock.enabled:
+                gone.extend(entry.output.candidates)
+        fresh = _compile_entry(mock, position, order, shared.bindings.get(position), shared)
+        compiled[mock.id] = fresh
+        if _serves_more_than_candidates(fresh.output):
+            routed[mock.id] = fresh
+        else:
+            routed.pop(mock.id, None)
+        if mock.enabled:
+            added.extend(fresh.output.candidates)
+    index = previous.index.patched(gone, added) if gone or added else previous.index
+    bound = sum(1 for _, mock, _ in changes if not compiled[mock.id].reusable)
+    return _assemble(config, shared, compiled, routed, index, next_order, bound)
+
+
+def _assemble(config: ConfigFile, shared: _Shared, compiled: dict[str, CompiledEntry],
+              routed: dict[str, CompiledEntry], index: MatchIndex, next_order: int,
+              bound: int) -> Snapshot:
+    """The snapshot around compiled mocks: protocol route tables in precedence order."""
     routes: dict[str, ProtocolRoute] = {}
     prefix_routes: list[ProtocolRoute] = []
     websocket_routes: dict[str, WebSocketRoute] = {}
     services: dict[str, ListenerService] = {}
-    for order, mock in enumerate(config.mocks):
-        binding = bindings.get(order)
-        entry = reuse.get(mock.id)
-        if entry is None or not entry.reusable or entry.mock is not mock:
-            state = {} if protocol_state is None else protocol_state.setdefault(mock.id, {})
-            output = compile_one(mock, CompileContext(
-                key_path=f"mocks[{order}]", order=order, base_dir=base, state=state,
-                tables=tables, binding=binding, body_file_roots=body_file_roots))
-            entry = CompiledEntry(mock, order, output,
-                                  not _depends_on_more_than_the_mock(mock, binding))
-        elif entry.order != order:
-            entry = CompiledEntry(mock, order, _reordered(entry.output, order), True)
-        output = entry.output
-        compiled[mock.id] = entry
-        if not mock.enabled:
+    for entry in sorted(routed.values(), key=lambda item: item.order):
+        if not entry.mock.enabled:
             continue
-        candidates.extend(output.candidates)
+        output = entry.output
         for route in output.routes:
             if route.prefix:
                 prefix_routes.append(route)
@@ -175,14 +321,15 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
             websocket_routes.setdefault(websocket_route.path, websocket_route)
         for service in output.services:
             services.setdefault(service.name, service)
-    index = MatchIndex(candidates, previous.index if previous is not None else None)
     return Snapshot(
         config=config, mocks=tuple(config.mocks), candidates=tuple(index.candidates),
         index=index, routes=routes,
         prefix_routes=tuple(sorted(prefix_routes, key=lambda route: -len(route.path))),
-        websocket_routes=websocket_routes, services=services, table_definitions=definitions,
-        custom_operations=operations, compiled=compiled, base_dir=base,
-        body_file_roots=body_file_roots)
+        websocket_routes=websocket_routes, services=services,
+        table_definitions=shared.definitions, custom_operations=shared.operations,
+        compiled=compiled, routed=routed, next_order=next_order, bound=bound,
+        base_dir=shared.base_dir,
+        body_file_roots=shared.body_file_roots)
 
 
 def empty_snapshot() -> Snapshot:

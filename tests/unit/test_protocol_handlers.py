@@ -296,3 +296,79 @@ async def test_websocket_upgrade_is_dispatched_to_the_route_of_the_live_snapshot
 
 def test_mock_model_is_built_from_the_registry():
     assert set(Mock.model_fields) >= set(protocols.MOCK_TYPES)
+
+
+# ---------------------------------------------------------------- patched snapshots
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from tests.helpers import make_request  # noqa: E402
+
+PATHS = ["/a", "/a/{id}", "/a/b", "/b/{id}", "/{any}/x", "/c/*", None, "/a/{id}/c"]
+PROBES = ["/a", "/a/1", "/a/b", "/b/2", "/q/x", "/a/x", "/b/x", "/c/d/e", "/z", "/a/1/c", "/b"]
+
+
+def _random_mock(number: int, path_choice: int, method_choice: int, variant: int) -> Any:
+    method = ["GET", "POST", None][method_choice]
+    path = PATHS[path_choice]
+    matcher = {} if path is not None or method else {"headers": {"X-Any": "*"}}
+    document = http_mock(f"m{number}", method, path, body=f"v{variant}", matcher=matcher)
+    if variant % 3 == 0:
+        document["enabled"] = False
+    return validate_config(make_config(document)).mocks[0]
+
+
+EDIT = st.tuples(st.sampled_from(["add", "remove", "edit", "move"]),
+                 st.integers(0, 1000), st.integers(0, len(PATHS) - 1), st.integers(0, 2),
+                 st.integers(0, 5))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(EDIT, min_size=1, max_size=25))
+def test_patched_snapshots_serve_like_full_compiles(edits):
+    mocks = [_random_mock(number, number % len(PATHS), number % 3, number) for number in range(6)]
+    counter = len(mocks)
+    snapshot = compile_snapshot(ConfigFile(mocks=mocks))
+    for action, pick, path_choice, method_choice, variant in edits:
+        if action == "add" or not mocks:
+            mocks.append(_random_mock(counter, path_choice, method_choice, variant))
+            counter += 1
+        elif action == "remove":
+            mocks.pop(pick % len(mocks))
+        elif action == "edit":
+            position = pick % len(mocks)
+            number = int(mocks[position].id[1:])
+            mocks[position] = _random_mock(number, path_choice, method_choice, variant)
+        else:
+            mocks.insert(0, mocks.pop(pick % len(mocks)))
+        config = ConfigFile(mocks=list(mocks))
+        snapshot = compile_snapshot(config, previous=snapshot)
+        fresh = compile_snapshot(config)
+        assert [c.mock_id for c in snapshot.candidates] == [c.mock_id for c in fresh.candidates]
+        for method in ("GET", "POST", "DELETE"):
+            for path in PROBES:
+                request = make_request(method, path, headers={"X-Any": "1"})
+                served, expected = snapshot.index.find(request), fresh.index.find(request)
+                assert (served and (served.candidate.mock_id, served.path_params)) == (
+                    expected and (expected.candidate.mock_id, expected.path_params)), (
+                    method, path)
+
+
+def test_a_small_edit_patches_the_index_instead_of_rebuilding_it(monkeypatch):
+    config = validate_config(make_config(*_mocks(200)))
+    first = compile_snapshot(config)
+    rebuilt: list[int] = []
+    original = type(first.index).__init__
+    monkeypatch.setattr(type(first.index), "__init__",
+                        lambda self, *args, **kwargs: rebuilt.append(1) or original(
+                            self, *args, **kwargs))
+    changed = validate_config(make_config(http_mock("m7", "GET", "/items/7", body="x")))
+    mocks = [*config.mocks]
+    mocks[7] = changed.mocks[0]
+    del mocks[100]
+    again = compile_snapshot(config.model_copy(update={"mocks": mocks}), previous=first)
+    assert rebuilt == [] and len(again.candidates) == 199
+    assert again.index.find(make_request("GET", "/items/7")).candidate.action is not \
+        first.index.find(make_request("GET", "/items/7")).candidate.action
+    assert again.index.find(make_request("GET", "/items/100")) is None
+    assert first.index.find(make_request("GET", "/items/100")).candidate.mock_id == "m100"

@@ -248,6 +248,24 @@ def _definition_of(mock: Any) -> tuple[Any, ...]:
     return (mock.type, mock.enabled, mock.http)
 
 
+class _MocksById:
+    """``mock id -> mock`` of a snapshot, read through its ``compiled`` map when it has one
+    (so a snapshot swap builds nothing per mock), else from a dict of its ``mocks``."""
+
+    __slots__ = ("_compiled", "_mocks")
+
+    def __init__(self, snapshot: Any):
+        self._compiled = getattr(snapshot, "compiled", None)
+        self._mocks = (None if self._compiled is not None
+                       else {mock.id: mock for mock in snapshot.mocks})
+
+    def get(self, mock_id: str) -> Any:
+        if self._compiled is None:
+            return self._mocks.get(mock_id)
+        entry = self._compiled.get(mock_id)
+        return None if entry is None else entry.mock
+
+
 class StreamRuntime:
     """Open streaming connections, resumption buffers and statistics of one engine.
 
@@ -271,8 +289,8 @@ class StreamRuntime:
         self._numbers = itertools.count(1)
         self._buffers: dict[str, EventBuffer] = {}
         #: ``mock id -> mock`` of the live snapshot (definitions and names are read from it
-        #: when a stream opens, so a swap costs one dict, not one tuple per mock).
-        self._mocks: dict[str, Any] = {}
+        #: when a stream opens, so a swap costs nothing per mock).
+        self._mocks: Any = {}
         install_abrupt_close_filter()
 
     # ------------------------------------------------------------------ connections
@@ -383,7 +401,7 @@ class StreamRuntime:
         """Called by the engine right after it swapped in ``snapshot`` (no await between):
         stops every stream whose mock is gone, disabled or changed, drops those mocks'
         buffers, and remembers the new definitions. Returns how many streams were stopped."""
-        previous, mocks = self._mocks, {mock.id: mock for mock in snapshot.mocks}
+        previous, mocks = self._mocks, _MocksById(snapshot)
         self._mocks = mocks
         stopped = 0
         for connection in list(self._connections.values()):
