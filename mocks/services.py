@@ -289,7 +289,9 @@ def sync_engine() -> dict[str, Any]:
 
     Raises :class:`AdminError` 400 ``validation_error`` when it does not compile.
     """
+    global _last_config
     with _change_lock:
+        _last_config = None  # what the engine holds is decided here, not by the last change
         config, _ = _validated_engine_config()
         control = _control()
         if control is None:
@@ -339,17 +341,18 @@ _MockKey = tuple[str, str, int, str]
 #: reads every stored mock's key. Changes that name the mocks they touch (create, replace,
 #: patch, toggle, delete of one mock) update a copy of it from those rows alone, so their cost
 #: does not grow with the number of stored mocks. Guarded by ``_change_lock``.
-_engine_mocks: dict[str, tuple[_MockKey, MockConfig]] | None = None
-#: The engine control ``_engine_mocks`` was pushed to (another engine starts from scratch).
+_engine_mocks: dict[str, tuple[_MockKey, MockConfig]] = {}
+#: The config of the last successful change (None: unknown), and the engine control it was
+#: pushed to (another engine starts from scratch).
+_last_config: ConfigFile | None = None
 _engine_mocks_of: Any = None
 
 
-def _validate_rows(keys: list[_MockKey], positions: dict[str, int],
-                   base_paths: dict[str, str]) -> None:
+def _validate_rows(keys: list[_MockKey], position_of: Callable[[str], int]) -> None:
     """Validate the stored mocks whose ``keys`` are not cached into ``_validated_mocks``.
 
-    ``positions`` gives each id's index for error paths (``mocks[3]...``). Raises
-    :class:`ConfigError`.
+    ``position_of(id)`` gives a mock's index for error paths (``mocks[3]...``; only called
+    for an error). Raises :class:`ConfigError`.
     """
     missing = {key[0]: key for key in keys if key not in _validated_mocks}
     if not missing:
@@ -364,7 +367,7 @@ def _validate_rows(keys: list[_MockKey], positions: dict[str, int],
             mock = MockConfig.model_validate(_engine_mock(mock_document(row), key[3]))
         except ValidationError as error:
             raise ConfigError("", pydantic_message(
-                error, f"mocks[{positions.get(row.id, 0)}]")) from None
+                error, f"mocks[{position_of(row.id)}]")) from None
         _validated_mocks[key] = mock
 
 
@@ -382,23 +385,29 @@ def _validated_engine_config(
     base_paths = dict(Workspace.objects.values_list("id", "base_path"))
     try:
         engine_mocks = None
-        if touched is not None and _engine_mocks is not None and _engine_mocks_of is _control():
+        if touched is not None and _last_config is not None and _engine_mocks_of is _control():
             engine_mocks = dict(_engine_mocks)
             found = {row[0]: row for row in _mock_version_rows(sorted(touched))}
             keys = [(mock_id, updated_at, enabled, base_paths.get(workspace_id, ""))
                     for mock_id, updated_at, enabled, workspace_id in found.values()]
-            positions = {mock_id: index for index, mock_id in enumerate(engine_mocks)}
-            _validate_rows(keys, positions, base_paths)
+            _validate_rows(keys, lambda mock_id: list(engine_mocks).index(mock_id)
+                           if mock_id in engine_mocks else len(engine_mocks))
             for mock_id in touched - found.keys():
                 engine_mocks.pop(mock_id, None)
             for key in keys:
                 engine_mocks[key[0]] = (key, _validated_mocks[key])
             if len(engine_mocks) != Mock.objects.count():
                 engine_mocks = None  # written behind this module's back: read everything
+            else:
+                # Only mocks changed: tables, bindings and operations are the last config's.
+                config = _last_config.model_copy(update={
+                    "mocks": [mock for _, mock in engine_mocks.values()]})
+                return config, engine_mocks
         if engine_mocks is None:
             keys = [(mock_id, updated_at, enabled, base_paths.get(workspace_id, ""))
                     for mock_id, updated_at, enabled, workspace_id in _mock_version_rows()]
-            _validate_rows(keys, {key[0]: index for index, key in enumerate(keys)}, base_paths)
+            _validate_rows(keys, lambda mock_id: next(
+                index for index, key in enumerate(keys) if key[0] == mock_id))
             engine_mocks = {key[0]: (key, _validated_mocks[key]) for key in keys}
             if len(_validated_mocks) > 2 * len(keys) + 100:
                 live = set(keys)
@@ -420,9 +429,10 @@ def commit_change(change: Callable[[], T], touched: set[str] | None = None) -> T
     database back and leaves the engine untouched; a failing commit restores the engine's
     previous config. Raises :class:`AdminError` for invalid results.
     """
-    global _engine_mocks, _engine_mocks_of
+    global _engine_mocks, _engine_mocks_of, _last_config
     with _change_lock:
-        previous = _current_engine_config()
+        previous = (_last_config if _last_config is not None and _engine_mocks_of is _control()
+                    else _current_engine_config())
         pushed = False
         try:
             with transaction.atomic():
@@ -434,11 +444,11 @@ def commit_change(change: Callable[[], T], touched: set[str] | None = None) -> T
                     raise validation_error(str(error)) from None
                 pushed = True
         except BaseException:
-            _engine_mocks = None  # the next change re-reads every key
+            _last_config = None  # the next change re-reads every key
             if pushed and previous is not None:
                 _push(previous)
             raise
-        _engine_mocks, _engine_mocks_of = engine_mocks, _control()
+        _engine_mocks, _engine_mocks_of, _last_config = engine_mocks, _control(), config
         return result
 
 
@@ -699,6 +709,8 @@ def _check_route_collision(row: Mock) -> None:
     if not matcher.get("path"):
         return
     base_paths = dict(Workspace.objects.values_list("id", "base_path"))
+    if len(base_paths) < 2:
+        return  # one workspace: nothing to collide with
     full_path = base_paths.get(row.workspace_id, "") + matcher["path"]
     others = Mock.objects.filter(type="http").exclude(workspace_id=row.workspace_id).exclude(
         id=row.id)

@@ -21,7 +21,7 @@ from mocks.config import ConfigFile
 from mocks.engine.cors import CorsPolicy, compile_cors
 from mocks.core.request import MockRequest
 from mocks.engine.listeners import ListenerSupervisor
-from mocks.engine.snapshot import Snapshot, compile_snapshot, empty_snapshot
+from mocks.engine.snapshot import Snapshot, compile_snapshot, empty_snapshot, patch_snapshot
 from mocks.core.templating import TemplateState
 
 logger = logging.getLogger("mockd.engine")
@@ -110,6 +110,8 @@ class Engine:
         self.cors_origins: list[str] | None = None
         self.started_at = time.time()
         self.base_dir = Path(".")
+        #: Folders a ``bodyFile`` must resolve into (behavior notes §15); empty: anywhere.
+        self.body_file_roots: tuple[Path, ...] = ()
         #: Callables receiving every :class:`ServeEvent`; read on the hot path as a plain list.
         self.observers: list[Observer] = []
 
@@ -118,27 +120,50 @@ class Engine:
 
         Raises :class:`~mocks.core.errors.ConfigError`; the old snapshot then stays live.
         """
-        if base_dir is not None:
-            self.base_dir = Path(base_dir)
-        snapshot = compile_snapshot(config, self.base_dir, self.tables, self.protocol_state,
-                                    previous=self.snapshot)
+        snapshot = self.compile(config, base_dir)
+        self.swap(snapshot)
+        return snapshot
+
+    def compile(self, config: ConfigFile, base_dir: Path | str | None = None, *,
+                patch_only: bool = False) -> Snapshot | None:
+        """A new snapshot of ``config`` built on the live one (incremental: unchanged mocks
+        are reused); not yet live. ``base_dir`` defaults to the last one loaded.
+
+        With ``patch_only`` it returns None instead of compiling when ``config`` is not a
+        small edit of the live snapshot (see :func:`~mocks.engine.snapshot.patch_snapshot`).
+        Safe to call from a worker thread while the loop serves: it only reads the live
+        snapshot and adds entries to ``protocol_state``. Raises
+        :class:`~mocks.core.errors.ConfigError`.
+        """
+        base = Path(base_dir) if base_dir is not None else self.base_dir
+        if patch_only:
+            return patch_snapshot(config, self.snapshot, base, self.tables, self.protocol_state,
+                                  self.body_file_roots)
+        return compile_snapshot(config, base, self.tables, self.protocol_state,
+                                previous=self.snapshot, body_file_roots=self.body_file_roots)
+
+    def swap(self, snapshot: Snapshot) -> None:
+        """Make a compiled ``snapshot`` live (call on the engine's loop, with no await between
+        compile checks and this call). Raises :class:`~mocks.core.errors.ConfigError` for a bad
+        ``serverConfig.cors`` before anything changes."""
+        config = snapshot.config
         cors = (compile_cors(config, self.cors_origins)
                 if config.server_config is not None or self.cors_origins is not None else None)
+        self.base_dir = snapshot.base_dir
         # No await between these lines: requests see the new tables, operations and snapshot
         # together.
         self.tables.apply_definitions(snapshot.table_definitions)
         apply_operations(self.tables, snapshot.custom_operations)
         self.snapshot = snapshot
         # Runtime state of protocol mocks that are gone (an IdP's issued tokens) goes with them.
-        live_ids = {mock.id for mock in snapshot.mocks}
-        for mock_id in [mock_id for mock_id in self.protocol_state if mock_id not in live_ids]:
+        live = snapshot.compiled
+        for mock_id in [mock_id for mock_id in self.protocol_state if mock_id not in live]:
             del self.protocol_state[mock_id]
         if cors is not None:
             self.cors = cors
         self.streams.snapshot_loaded(snapshot)  # closes streams of changed or removed mocks
         self.listeners.schedule(snapshot.services)  # gRPC/MQTT/... listeners follow the config
         self.ready = True
-        return snapshot
 
     def add_observer(self, observer: Observer) -> None:
         """Register a callable that receives every :class:`ServeEvent` after its response."""

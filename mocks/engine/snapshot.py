@@ -160,6 +160,29 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
         reuse = previous.compiled
     else:
         reuse = {}
+    return _compile_all(config, shared, reuse, previous)
+
+
+def patch_snapshot(config: ConfigFile, previous: Snapshot, base_dir: Path | str = ".",
+                   tables: TableStore | None = None,
+                   protocol_state: dict[str, dict[str, Any]] | None = None,
+                   body_file_roots: tuple[Path, ...] = ()) -> Snapshot | None:
+    """:func:`compile_snapshot` when ``config`` is a small edit of ``previous`` (a few mocks
+    edited in place, removed, or added at the end; no table bindings), else None without
+    compiling anything. Cheap: callers try it on the event loop first and run a full compile
+    elsewhere when it returns None. Raises :class:`~mocks.core.errors.ConfigError`."""
+    base = Path(base_dir)
+    if previous.base_dir != base or previous.body_file_roots != body_file_roots:
+        return None
+    shared = _Shared(base, tables, protocol_state, body_file_roots,
+                     compile_tables(table_configs(config)), collect_bindings(config),
+                     compile_operations(config.custom_operations))
+    return _patch(config, previous, shared)
+
+
+def _compile_all(config: ConfigFile, shared: _Shared, reuse: dict[str, CompiledEntry],
+                 previous: Snapshot | None) -> Snapshot:
+    """Every mock of ``config``, reusing the entries of ``reuse`` whose mock is unchanged."""
     compiled: dict[str, CompiledEntry] = {}
     candidates: list[Candidate] = []
     routed: dict[str, CompiledEntry] = {}

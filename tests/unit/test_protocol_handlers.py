@@ -372,3 +372,42 @@ def test_a_small_edit_patches_the_index_instead_of_rebuilding_it(monkeypatch):
         first.index.find(make_request("GET", "/items/7")).candidate.action
     assert again.index.find(make_request("GET", "/items/100")) is None
     assert first.index.find(make_request("GET", "/items/100")).candidate.mock_id == "m100"
+
+
+async def test_a_large_full_compile_runs_off_the_event_loop():
+    from mocks.engine.control import OFF_LOOP_COMPILE_MOCKS, EngineControl
+
+    control = EngineControl(Engine())
+    config = validate_config(make_config(*_mocks(OFF_LOOP_COMPILE_MOCKS * 2)))
+    ticks: list[float] = []
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        loop = asyncio.get_running_loop()
+        while not stop.is_set() and len(ticks) < 100_000:
+            ticks.append(loop.time())
+            await asyncio.sleep(0.001)
+
+    task = asyncio.create_task(ticker())
+    await asyncio.sleep(0.01)
+    before = len(ticks)
+    answer = await control.apply_config(config)
+    during = len(ticks) - before
+    stop.set()
+    await task
+    assert answer["mocks"] == OFF_LOOP_COMPILE_MOCKS * 2
+    assert control.engine.snapshot.config is config
+    # Compiled on the loop, the ticker could not have run at all while the load was awaited.
+    assert during >= 3
+
+
+async def test_a_small_edit_is_patched_in_on_the_loop(monkeypatch):
+    from mocks.engine.control import EngineControl
+
+    control = EngineControl(Engine())
+    config = validate_config(make_config(*_mocks(50)))
+    await control.apply_config(config)
+    monkeypatch.setattr(asyncio, "to_thread", None)  # a thread would fail loudly here
+    extra = validate_config(make_config(http_mock("x", "GET", "/x", body="x"))).mocks[0]
+    await control.apply_config(config.model_copy(update={"mocks": [*config.mocks, extra]}))
+    assert control.engine.snapshot.index.find(make_request("GET", "/x")).candidate.mock_id == "x"
