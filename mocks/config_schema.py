@@ -9,6 +9,7 @@ not be changed in place: callers get a fresh copy).
 from __future__ import annotations
 
 import copy
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -22,7 +23,7 @@ SCHEMA_DESCRIPTION = ("A mockd configuration file (YAML or JSON): mocks, tables,
 def _build() -> dict[str, Any]:
     from mocks.config import ConfigFile
 
-    document = ConfigFile.model_json_schema(by_alias=True)
+    document = _user_facing(ConfigFile.model_json_schema(by_alias=True))
     document.pop("$id", None)
     document.pop("title", None)
     document.pop("description", None)
@@ -31,6 +32,29 @@ def _build() -> dict[str, Any]:
     definitions = document.pop("$defs", {})
     return {"$schema": JSON_SCHEMA_DIALECT, "title": SCHEMA_TITLE,
             "description": SCHEMA_DESCRIPTION, **document, "$defs": definitions}
+
+
+#: Where a model docstring cites the documents it implements: ``(behavior notes §14)``,
+#: ``SPEC "Matcher": ``. The published schema states behaviour only.
+_CITATION = re.compile(r"\s*\([^()]*(?:SPEC|behavior notes|§)[^()]*\)|SPEC \"[^\"]*\":\s*")
+
+
+def _user_facing(node: Any) -> Any:
+    """``node`` with every ``description`` cut to its first paragraph and stripped of
+    citations; a description that still cites a document is dropped."""
+    if isinstance(node, list):
+        return [_user_facing(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    cleaned: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "description" and isinstance(value, str):
+            text = " ".join(_CITATION.sub("", value.split("\n\n", 1)[0]).split())
+            if text and "SPEC" not in text and "behavior notes" not in text:
+                cleaned[key] = text
+            continue
+        cleaned[key] = _user_facing(value)
+    return cleaned
 
 
 def config_json_schema() -> dict[str, Any]:

@@ -158,3 +158,12 @@ def test_config_json_schema_returns_a_fresh_copy():
     first = config_json_schema()
     first["properties"].clear()
     assert config_json_schema()["properties"]
+
+
+def test_published_schema_descriptions_state_behaviour_without_citations():
+    import json
+
+    text = json.dumps(config_json_schema())
+    assert "SPEC" not in text and "behavior notes" not in text and "Attributes:" not in text
+    assert config_json_schema()["$defs"]["Matcher"]["description"] == (
+        "every field present becomes one condition; all must hold.")
