@@ -101,7 +101,11 @@ def _server_options(function):
         click.option("--host", default="127.0.0.1", show_default=True,
                      help="Interface to listen on (loopback unless you ask for more)."),
         click.option("--engine-port", type=click.IntRange(0, 65535), default=None,
-                     help="Engine-control port (default: first free from 4281)."),
+                     help="Engine-control port of 'mockd engine' (default: first free from "
+                          "4281); accepted and ignored by start/serve, which bind none."),
+        click.option("--allow-body-files-anywhere", is_flag=True,
+                     help="Let bodyFile/dataFile read any file (default: only files inside "
+                          "the config file's folder or the data directory)."),
         click.option("--server", type=click.Choice(["uvicorn", "daphne"]), default="uvicorn",
                      show_default=True, help="ASGI server for the listeners."),
         click.option("--log-level", default=None,
@@ -122,7 +126,7 @@ def _cors_origins(value: str | None) -> list[str] | None:
 
 def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server,
            log_level, detach=False, pid_file=None, max_log_entries=None,
-           no_persist=False, cors_origins=None) -> None:
+           no_persist=False, cors_origins=None, allow_body_files_anywhere=False) -> None:
     if detach:
         from mockd_project import daemon
 
@@ -134,7 +138,8 @@ def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, serve
                          engine_port=engine_port, data_dir=data_dir, no_auth=no_auth,
                          server=server, log_level=_level(log_level, "warning"),
                          pid_file=pid_file, max_log_entries=max_log_entries,
-                         no_persist=no_persist, cors_origins=_cors_origins(cors_origins))
+                         no_persist=no_persist, cors_origins=_cors_origins(cors_origins),
+                         allow_body_files_anywhere=allow_body_files_anywhere)
     sys.exit(run_server(options))
 
 
@@ -166,10 +171,12 @@ def _start_command(name: str, help_text: str):
     @click.option("--no-persist", is_flag=True,
                   help="Keep definitions in memory only (nothing written to the data dir "
                        "but the API key).")
-    def command(config, host, engine_port, server, log_level, cors_origins, port, admin_port,
-                data_dir, no_auth, detach, pid_file, max_log_entries, no_persist):
+    def command(config, host, engine_port, allow_body_files_anywhere, server, log_level,
+                cors_origins, port, admin_port, data_dir, no_auth, detach, pid_file,
+                max_log_entries, no_persist):
         _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server, log_level,
-               detach, pid_file, max_log_entries, no_persist, cors_origins)
+               detach, pid_file, max_log_entries, no_persist, cors_origins,
+               allow_body_files_anywhere)
 
     return command
 
@@ -184,9 +191,16 @@ _start_command("serve", "Alias of 'start'.")
               help="Mock server port; 0 picks a free port (default: the config's "
                    "serverConfig.httpPort, else 4280).")
 @click.option("--print-url", is_flag=True, help="Print the mock server URL on stdout.")
-def engine_command(config, host, engine_port, server, log_level, cors_origins, port,
-                   print_url):
-    """Headless engine: data plane only; no admin API, database, PID file or disk writes."""
+@click.option("--engine-token", default=None, metavar="TOKEN",
+              help="Token the engine-control port requires in X-Engine-Token (env "
+                   "MOCKD_ENGINE_TOKEN; default: generated into <data dir>/engine-token).")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+              help="Data directory: engine-token file, and a folder bodyFile may read from "
+                   "(default $MOCKD_DATA_DIR or ~/.local/share/mockd).")
+def engine_command(config, host, engine_port, allow_body_files_anywhere, server, log_level,
+                   cors_origins, port, print_url, engine_token, data_dir):
+    """Headless engine: data plane and a token-protected engine-control port on loopback; no
+    admin API, database or PID file (the only file written is the generated engine token)."""
     from mockd_project.runner import RunOptions, run_server
 
     if not config:
@@ -194,7 +208,9 @@ def engine_command(config, host, engine_port, server, log_level, cors_origins, p
     options = RunOptions(full=False, config=config, host=host, port=port,
                          engine_port=engine_port, print_url=print_url, server=server,
                          log_level=_level(log_level, "warning"),
-                         cors_origins=_cors_origins(cors_origins))
+                         cors_origins=_cors_origins(cors_origins), engine_token=engine_token,
+                         data_dir=data_dir,
+                         allow_body_files_anywhere=allow_body_files_anywhere)
     sys.exit(run_server(options))
 
 

@@ -2,7 +2,11 @@
 
 Source: behavior notes §15 (PID file ``~/.mockd/mockd.pid`` and its JSON shape, ``start -d``
 messages and ``~/.mockd/daemon.log``, ``stop`` messages and flags); issue 3 (superuser with a
-printed one-time password when none exists).
+one-time password when none exists).
+
+Files: ``~/.mockd`` is created 0700 and ``daemon.log`` 0600. No secret reaches the log: a
+detached server's stderr is that file, so it prints where the API key and the Django-admin
+password are stored, never their values (:func:`mockd_project.auth.shows_secrets`).
 """
 from __future__ import annotations
 
@@ -19,16 +23,43 @@ from pathlib import Path
 from typing import Any
 
 from mockd_project import __version__
+from mockd_project.paths import ensure_private_dir
 
 logger = logging.getLogger("mockd")
 
 #: Seconds ``start -d`` waits for the background server to write its PID file.
 DETACH_WAIT_SECONDS = 30.0
 
+#: File of the Django-admin one-time password in the data directory, written (0600) when it
+#: cannot be shown on a terminal.
+ADMIN_PASSWORD_FILE_NAME = "django-admin-password"
+
 
 def mockd_home() -> Path:
     """``~/.mockd`` (PID file and daemon log)."""
     return Path.home() / ".mockd"
+
+
+def ensure_mockd_home() -> Path:
+    """Create ``~/.mockd`` if needed and make it 0700 (it holds the daemon log); returns it.
+    Raises :class:`OSError` when it cannot be created."""
+    home = ensure_private_dir(mockd_home())
+    try:
+        os.chmod(home, 0o700)
+    except OSError:
+        pass  # not ours to change; the files in it are still 0600
+    return home
+
+
+def open_daemon_log(path: Path) -> int:
+    """Open the daemon log for appending, created 0600 (an existing one is narrowed to 0600);
+    returns the file descriptor. Raises :class:`OSError`."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.fchmod(descriptor, 0o600)
+    except OSError:
+        pass
+    return descriptor
 
 
 def pid_file_path(explicit: str | None = None) -> Path:
@@ -66,7 +97,10 @@ def write_pid_file(path: Path, *, host: str, ports: dict[str, int], config_file:
     if config_file:
         document["config"]["file"] = str(Path(config_file).resolve())
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent == mockd_home():
+            ensure_mockd_home()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
         temporary.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         os.replace(temporary, path)
@@ -114,19 +148,22 @@ def process_alive(pid: int) -> bool:
 
 def detach(argv: list[str], pid_file: Path) -> int:
     """Relaunch ``mockd`` with ``argv`` (``-d`` removed) in a new session, its output going to
-    ``~/.mockd/daemon.log``; wait ≤ 30 s for its PID file and print the notes §15 messages.
+    ``~/.mockd/daemon.log`` (0600 in a 0700 ``~/.mockd``); wait ≤ 30 s for its PID file and
+    print the notes §15 messages.
 
     Returns the exit status for the parent: 0 when the server is up, 1 otherwise.
     """
     log_path = daemon_log_path()
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    if log_path.parent == mockd_home():
+        ensure_mockd_home()
     stale = read_pid_file(pid_file)
     if stale is not None and process_alive(stale["pid"]):
         print(f"mockd is already running (PID {stale['pid']}); stop it with 'mockd stop'",
               file=sys.stderr)
         return 1
     command = [sys.executable, "-m", "mockd_project.cli", *argv]
-    with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
+    with os.fdopen(open_daemon_log(log_path), "ab") as log, \
+            open(os.devnull, "rb") as devnull:
         log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} mockd {' '.join(argv)}\n".encode())
         log.flush()
         child = subprocess.Popen(command, stdin=devnull, stdout=log, stderr=log,
@@ -220,7 +257,9 @@ def _unlink(path: Path) -> None:
 def ensure_superuser_in_background() -> None:
     """Create a Django-admin superuser when none exists, in a background thread (password
     hashing takes a moment and must not delay readiness). Prints the user name and a one-time
-    password on stderr."""
+    password on stderr when that is a terminal; otherwise (``daemon.log``, a redirect, a pipe)
+    the password goes to ``<data dir>/django-admin-password`` (0600) and only that path is
+    printed."""
     threading.Thread(target=_ensure_superuser, name="mockd-superuser", daemon=True).start()
 
 
@@ -234,9 +273,27 @@ def _ensure_superuser() -> None:
             return
         password = secrets.token_urlsafe(12)
         user_model.objects.create_superuser("admin", "", password)
-        print(f"Django admin: user 'admin', one-time password {password} "
-              f"(change it at /admin/password_change/)", file=sys.stderr, flush=True)
+        print(_password_announcement(password), file=sys.stderr, flush=True)
     except Exception:  # noqa: BLE001 - the admin UI is optional; the server keeps running
         logger.warning("could not create the Django admin superuser", exc_info=True)
     finally:
         connection.close()
+
+
+def _password_announcement(password: str) -> str:
+    """The line announcing the superuser: with the password on a terminal; else the password
+    is written 0600 into the data directory and the line names that file."""
+    from django.conf import settings
+
+    from mockd_project.auth import shows_secrets
+
+    if shows_secrets():
+        return (f"Django admin: user 'admin', one-time password {password} "
+                f"(change it at /admin/password_change/)")
+    path = Path(settings.DATA_DIR) / ADMIN_PASSWORD_FILE_NAME
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        os.fchmod(handle.fileno(), 0o600)
+        handle.write(password + "\n")
+    return (f"Django admin: user 'admin', one-time password stored in {path} "
+            f"(change it at /admin/password_change/)")

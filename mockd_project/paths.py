@@ -13,3 +13,13 @@ def default_data_dir() -> Path:
     if xdg:
         return Path(xdg) / "mockd"
     return Path.home() / ".local" / "share" / "mockd"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and its parents) if missing, the folder itself with mode 0700 whatever
+    the umask; an existing folder keeps its mode. Returns ``path``. Raises :class:`OSError`
+    when it cannot be created (behavior notes §2: secrets live 0600 in a 0700 directory)."""
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(path, 0o700)
+    return path

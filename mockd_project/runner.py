@@ -2,9 +2,14 @@
 
 ``run_server(options)`` is what ``mockd start``/``serve``, ``mockd engine`` and the
 ``runmocks``/``runengine`` management commands call. Order of work (ARCHITECTURE "Processes
-and ports"; STYLE §1): read and compile the config (exit 2 on a config error) -> bind every
-socket (exit 1 when a port is taken) -> set up Django (full mode only) -> mark ready -> serve
-until SIGINT/SIGTERM -> stop within about two seconds.
+and ports"; STYLE §1): read and compile the config (exit 2 on a config error) -> engine mode:
+find the engine token -> bind every socket (exit 1 when a port is taken) -> set up Django
+(full mode only) -> mark ready -> serve until SIGINT/SIGTERM -> stop within about two seconds.
+
+Full mode binds no engine-control port: the admin drives the engine in process through
+``runtime.control``. ``mockd engine`` binds it on loopback behind the engine token (behavior
+notes §15, §16). Nothing of the admin side (Django's ORM, ninja, the admin URLconf) is imported
+on the ``mockd engine`` path.
 
 Listeners are uvicorn servers (uvloop + httptools) driven by hand with ``lifespan`` off, since
 startup is done here before the sockets accept; ``--server daphne`` runs the same ASGI apps
@@ -15,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import secrets
 import signal
 import socket
 import sys
@@ -29,6 +35,7 @@ from mocks.protocols import HandlerImportError, load_handlers
 from mocks.core.errors import ConfigError
 from mocks.loader import load_config_file
 
+from mockd_project.paths import default_data_dir, ensure_private_dir
 from mockd_project.runtime import runtime
 
 logger = logging.getLogger("mockd")
@@ -39,6 +46,10 @@ DEFAULT_HTTP_PORT = 4280
 DEFAULT_ADMIN_PORT = 4290
 ENGINE_CONTROL_FIRST_PORT = 4281
 ENGINE_CONTROL_LAST_PORT = 4380
+#: File of the generated engine token inside the data directory (behavior notes §16).
+ENGINE_TOKEN_FILE_NAME = "engine-token"
+#: Environment variable giving the engine token.
+ENGINE_TOKEN_ENV = "MOCKD_ENGINE_TOKEN"
 
 
 @dataclass
@@ -52,8 +63,16 @@ class RunOptions:
         port, admin_port: listener ports; 0 picks a free port; None (not given by a flag or
             the environment) takes ``serverConfig.httpPort``/``adminPort`` (``server.port``
             for the data plane) from the config file, else 4280/4290 (behavior notes §14, §15).
-        engine_port: engine-control port; None = first free from 4281.
-        data_dir: admin data directory (full mode only).
+        engine_port: engine-control port in ``mockd engine``; None = first free from 4281.
+            Accepted and ignored in full mode, which binds no engine-control port.
+        engine_token: the engine token (``--engine-token``); None takes
+            ``$MOCKD_ENGINE_TOKEN``, else the ``engine-token`` file of the data directory
+            (generated on first use). Engine mode only.
+        data_dir: data directory (None: ``$MOCKD_DATA_DIR``, else the platform default):
+            definitions and the API key in full mode, the engine token in engine mode; also
+            a folder ``bodyFile`` may read from.
+        allow_body_files_anywhere: let ``bodyFile``/``dataFile`` read any file instead of
+            only files inside the config file's folder and the data directory.
         no_auth: disable admin API keys.
         print_url: print the data-plane URL on stdout once listening.
         server: ``uvicorn`` or ``daphne``.
@@ -75,7 +94,9 @@ class RunOptions:
     port: int | None = None
     admin_port: int | None = None
     engine_port: int | None = None
+    engine_token: str | None = None
     data_dir: str | None = None
+    allow_body_files_anywhere: bool = False
     no_auth: bool = False
     print_url: bool = False
     server: str = "uvicorn"
@@ -128,6 +149,77 @@ def bind_engine_control(port: int | None) -> socket.socket:
     return bind_socket("127.0.0.1", 0, "engine control")
 
 
+def data_dir_of(options: RunOptions) -> Path:
+    """The data directory: ``--data-dir``, else ``$MOCKD_DATA_DIR``, else the platform default
+    (behavior notes §15); not created here."""
+    return Path(options.data_dir).expanduser() if options.data_dir else default_data_dir()
+
+
+def body_file_roots(options: RunOptions) -> tuple[Path, ...]:
+    """The resolved folders ``bodyFile`` and ``dataFile`` may read from: the config file's
+    folder (when there is a config file) and the data directory; ``()`` (anywhere) with
+    ``--allow-body-files-anywhere``."""
+    if options.allow_body_files_anywhere:
+        return ()
+    roots = [data_dir_of(options).resolve()]
+    if options.config:
+        roots.insert(0, Path(options.config).resolve().parent)
+    return tuple(roots)
+
+
+@dataclass(frozen=True)
+class EngineToken:
+    """The token the engine-control port requires (behavior notes §16).
+
+    Attributes:
+        value: the secret itself; never printed or logged.
+        source: where it came from, for the start-up note: ``--engine-token``,
+            ``MOCKD_ENGINE_TOKEN`` or ``file``.
+        path: the token file when ``source`` is ``file``, else None.
+    """
+
+    value: str = field(repr=False)
+    source: str
+    path: Path | None = None
+
+    def describe(self) -> str:
+        """Where the token is, without its value (``stored in <path>``, ``from …``)."""
+        return f"stored in {self.path}" if self.path is not None else f"from {self.source}"
+
+
+def resolve_engine_token(options: RunOptions) -> EngineToken:
+    """The engine token: ``--engine-token``, else ``$MOCKD_ENGINE_TOKEN``, else the token file
+    ``<data dir>/engine-token``, written with a new random token (43 URL-safe characters,
+    256 bits) on first use: file 0600, directory created 0700.
+
+    Raises :class:`StartupFailure` (exit 1) when the file cannot be read or written.
+    """
+    if options.engine_token:
+        return EngineToken(options.engine_token, "--engine-token")
+    from_environment = os.environ.get(ENGINE_TOKEN_ENV, "").strip()
+    if from_environment:
+        return EngineToken(from_environment, ENGINE_TOKEN_ENV)
+    path = data_dir_of(options) / ENGINE_TOKEN_FILE_NAME
+    try:
+        existing = path.read_text(encoding="utf-8").strip() if path.exists() else ""
+        if existing:
+            if path.stat().st_mode & 0o077:
+                os.chmod(path, 0o600)
+            return EngineToken(existing, "file", path)
+        ensure_private_dir(path.parent)
+        token = secrets.token_urlsafe(32)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            handle.write(token + "\n")
+    except OSError as error:
+        raise StartupFailure(EXIT_LISTEN_ERROR,
+                             f"cannot keep the engine token in {path}: "
+                             f"{error.strerror or error}; give one with --engine-token or "
+                             f"{ENGINE_TOKEN_ENV}") from None
+    return EngineToken(token, "file", path)
+
+
 def _url(host: str, port: int) -> str:
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}"
@@ -160,8 +252,9 @@ def apply_file_settings(options: RunOptions, config: Any) -> None:
 def prepare(options: RunOptions) -> tuple[Engine, Any]:
     """Load the protocol handlers, then load and compile the config into a new engine.
 
-    Raises :class:`StartupFailure` (exit 2) for a config error or a handler that cannot be
-    imported (a broken install must not leave a mock type silently dead).
+    Raises :class:`StartupFailure` (exit 2) for a config error (a ``bodyFile`` outside the
+    allowed folders included) or a handler that cannot be imported (a broken install must not
+    leave a mock type silently dead).
     """
     try:
         load_handlers()
@@ -169,6 +262,7 @@ def prepare(options: RunOptions) -> tuple[Engine, Any]:
         raise StartupFailure(EXIT_CONFIG_ERROR, f"cannot load a protocol handler: {error}") \
             from None
     engine = Engine(max_body_size=options.max_body_size or DEFAULT_MAX_BODY_SIZE)
+    engine.body_file_roots = body_file_roots(options)
     if options.cors_origins is not None:
         engine.cors_origins = options.cors_origins
         engine.cors = CorsPolicy(None, options.cors_origins)
@@ -187,7 +281,7 @@ def prepare(options: RunOptions) -> tuple[Engine, Any]:
 
 
 def setup_django(options: RunOptions) -> None:
-    """Point Django at the data directory and set it up (full mode only)."""
+    """Point Django at the data directory (created 0700) and set it up (full mode only)."""
     data_dir = Path(options.data_dir).expanduser() if options.data_dir else None
     if data_dir is not None:
         os.environ["MOCKD_DATA_DIR"] = str(data_dir)
@@ -198,7 +292,7 @@ def setup_django(options: RunOptions) -> None:
 
     import django
 
-    Path(settings.DATA_DIR).mkdir(parents=True, exist_ok=True)
+    ensure_private_dir(Path(settings.DATA_DIR))
     django.setup()
 
 
@@ -245,10 +339,13 @@ def run_server(options: RunOptions) -> int:
                         stream=sys.stderr)
     try:
         engine, config = prepare(options)
+        # Full mode binds no engine-control port (the admin calls the engine in process);
+        # --engine-port is accepted there and ignored.
+        token = None if options.full else resolve_engine_token(options)
         data_socket = bind_socket(options.host, options.port, "mock server")
         admin_socket = (bind_socket(options.host, options.admin_port, "admin API")
                         if options.full else None)
-        control_socket = bind_engine_control(options.engine_port)
+        control_socket = None if options.full else bind_engine_control(options.engine_port)
     except StartupFailure as failure:
         print(failure.message, file=sys.stderr)
         return failure.exit_code
@@ -259,9 +356,9 @@ def run_server(options: RunOptions) -> int:
     runtime.control = control
     runtime.host = options.host
     apps: list[tuple[str, Any, socket.socket]] = [
-        ("data", data_plane_application(engine), data_socket),
-        ("control", EngineControlApp(control), control_socket),
-    ]
+        ("data", data_plane_application(engine, lean=not options.full), data_socket)]
+    if control_socket is not None and token is not None:
+        apps.append(("control", EngineControlApp(control, token.value), control_socket))
     mocks_loaded = engine.snapshot.mock_count
     if options.full:
         try:
@@ -278,7 +375,9 @@ def run_server(options: RunOptions) -> int:
         apps.append(("admin", build_admin_application(auth_enabled=not options.no_auth),
                      admin_socket))
     data_port = data_socket.getsockname()[1]
-    runtime.ports = {"data": data_port, "control": control_socket.getsockname()[1]}
+    runtime.ports = {"data": data_port}
+    if control_socket is not None:
+        runtime.ports["control"] = control_socket.getsockname()[1]
     if admin_socket is not None:
         runtime.ports["admin"] = admin_socket.getsockname()[1]
     runtime.ready = True
@@ -298,6 +397,10 @@ def run_server(options: RunOptions) -> int:
             lines.append("Press Ctrl+C to stop")
             print("\n".join(lines), file=sys.stderr if options.print_url else sys.stdout,
                   flush=True)
+            if token is not None:
+                # Where the token is, never the token itself.
+                print(f"Engine control on {_url('127.0.0.1', runtime.ports['control'])}, "
+                      f"token (X-Engine-Token) {token.describe()}", file=sys.stderr, flush=True)
         if pid_file is not None:
             from mockd_project import daemon
 

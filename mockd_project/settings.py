@@ -9,15 +9,16 @@ import os
 import secrets
 from pathlib import Path
 
-from mockd_project.paths import default_data_dir
+from mockd_project.paths import default_data_dir, ensure_private_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("MOCKD_DATA_DIR") or default_data_dir())
 
 
 def _secret_key() -> str:
-    """``$MOCKD_SECRET_KEY``, else ``<data dir>/secret-key`` (created 0600 on first use), so
-    Django-admin sessions are not signed with a key everybody knows."""
+    """``$MOCKD_SECRET_KEY``, else ``<data dir>/secret-key`` (created 0600 on first use, the
+    data directory 0700 if it is new), so Django-admin sessions are not signed with a key
+    everybody knows."""
     if os.environ.get("MOCKD_SECRET_KEY"):
         return os.environ["MOCKD_SECRET_KEY"]
     path = DATA_DIR / "secret-key"
@@ -29,7 +30,7 @@ def _secret_key() -> str:
         return existing
     key = secrets.token_urlsafe(50)
     try:
-        DATA_DIR.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(DATA_DIR)
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(key + "\n")

@@ -1,7 +1,9 @@
 """Compiled HTTP responses: status, headers, body (inline, JSON or file), delay.
 
 Source: SPEC "Response"; behavior notes §4 (default Content-Type, ``body_file_error``) and
-§14 (``body`` xor ``bodyFile``, ``delayMs`` ≤ 30000).
+§14 (``body`` xor ``bodyFile``, ``delayMs`` ≤ 30000). ``bodyFile`` reads are confined to the
+folders the caller allows (:func:`outside_roots`; the runner passes the config file's folder
+and the data directory unless ``--allow-body-files-anywhere`` is given).
 """
 from __future__ import annotations
 
@@ -50,6 +52,49 @@ class BodyFileError(Exception):
     """A ``bodyFile`` that cannot be read at request time (answered 502 ``body_file_error``)."""
 
 
+#: The command-line flag that lifts the ``bodyFile`` confinement (named in errors).
+ALLOW_ANYWHERE_FLAG = "--allow-body-files-anywhere"
+
+
+def outside_roots(path: Path, roots: tuple[Path, ...]) -> Path | None:
+    """Where ``path`` really points when that lies outside every folder of ``roots``, else None.
+
+    ``path`` is resolved with :meth:`Path.resolve` (``..`` folded, every symlink followed; the
+    file need not exist). ``roots`` are absolute, already resolved folders; an empty tuple
+    allows anything. A path whose symlinks loop counts as outside (returned unresolved).
+    """
+    if not roots:
+        return None
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):
+        return path
+    for root in roots:
+        if resolved == root or resolved.is_relative_to(root):
+            return None
+    return resolved
+
+
+def body_file_path(text: str, base_dir: Path, roots: tuple[Path, ...], key: str) -> Path:
+    """The file a ``bodyFile`` value names: ``$VARS`` and ``~`` expanded, relative paths taken
+    from ``base_dir``.
+
+    Raises :class:`ConfigError` at ``key`` (e.g. ``mocks[0].http.response.bodyFile``) when the
+    file resolves outside ``roots`` (``..`` escapes, absolute paths elsewhere, symlinks leading
+    out); empty ``roots`` allow any file. Whether the file exists is checked when it is served.
+    """
+    file_path = Path(os.path.expandvars(text)).expanduser()
+    if not file_path.is_absolute():
+        file_path = base_dir / file_path
+    escaped = outside_roots(file_path, roots)
+    if escaped is not None:
+        allowed = ", ".join(str(root) for root in roots)
+        raise ConfigError(key, f"{text!r} resolves to {escaped}, outside the folders files may "
+                               f"be read from ({allowed}); move the file into one of them, or "
+                               f"use {ALLOW_ANYWHERE_FLAG} to read files from anywhere")
+    return file_path
+
+
 _CONTENT_LENGTH_HEADERS = [(b"content-length", b"%d" % size) for size in range(4096)]
 
 
@@ -79,16 +124,26 @@ class CompiledResponse:
     When the status, every header and the body are static (no templates, no file), the
     ASGI header list and body bytes are built here and every request reuses them.
 
-    Raises :class:`ConfigError` naming ``key_path`` for a template syntax error.
+    Args:
+        response: the validated ``response`` block (None: an empty 200).
+        key_path: its config path (``mocks[0].http.response``); errors name keys below it.
+        base_dir: folder relative ``bodyFile`` paths start from.
+        body_file_roots: absolute, resolved folders a ``bodyFile`` must resolve into, checked
+            here and again whenever the file changes (behavior notes §15); empty: anywhere.
+
+    Raises :class:`ConfigError` naming ``key_path`` for a template syntax error, or its
+    ``.bodyFile`` for a file outside ``body_file_roots``.
     """
 
     __slots__ = ("status", "delay_seconds", "seed", "_headers", "_has_content_type", "_body",
-                 "_body_is_json", "_body_file", "_static_headers", "_static_body", "_file_cache",
+                 "_body_is_json", "_body_file", "_body_file_roots", "_static_headers",
+                 "_static_body", "_file_cache",
                  "_static_start", "_static_message", "_empty_message", "_known_content_type",
                  "_rendered_headers", "_fixed_headers", "_render_inline", "_encode_inline",
                  "_starts_by_length")
 
-    def __init__(self, response: Any, key_path: str, base_dir: Path):
+    def __init__(self, response: Any, key_path: str, base_dir: Path,
+                 body_file_roots: tuple[Path, ...] = ()):
         self.status: int = response.status_code if response else 200
         self.delay_seconds = (response.delay_ms / 1000.0) if response else 0.0
         self.seed = response.seed if response else None
@@ -97,7 +152,8 @@ class CompiledResponse:
         self._body: Any = None
         self._body_is_json = False
         self._body_file: Path | None = None
-        self._file_cache: tuple[tuple[int, int], Any] | None = None
+        self._body_file_roots = body_file_roots
+        self._file_cache: tuple[tuple[int, int, int, int], Any] | None = None
         self._static_headers: list[tuple[bytes, bytes]] | None = None
         self._static_body: bytes | None = None
         self._static_start: dict[str, Any] | None = None
@@ -117,8 +173,8 @@ class CompiledResponse:
             if name.lower() == "content-type":
                 self._has_content_type = True
         if response.body_file is not None:
-            file_path = Path(os.path.expandvars(response.body_file)).expanduser()
-            self._body_file = file_path if file_path.is_absolute() else base_dir / file_path
+            self._body_file = body_file_path(response.body_file, base_dir, body_file_roots,
+                                             f"{key_path}.bodyFile")
         elif isinstance(response.body, str):
             try:
                 self._body = compile_template(response.body)
@@ -199,9 +255,14 @@ class CompiledResponse:
         assert self._body_file is not None
         try:
             stat = self._body_file.stat()
-            key = (stat.st_mtime_ns, stat.st_size)
+            key = (stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size)
             if self._file_cache is not None and self._file_cache[0] == key:
                 return self._file_cache[1]
+            # Another file than the one read last time (or the first read): a symlink swapped
+            # in since the config loaded must not lead out of the allowed folders.
+            if outside_roots(self._body_file, self._body_file_roots) is not None:
+                raise BodyFileError(f"bodyFile {str(self._body_file)!r} now resolves outside "
+                                    f"the folders files may be read from")
             text = self._body_file.read_text(encoding="utf-8", errors="replace")
         except OSError as error:
             raise BodyFileError(f"cannot read bodyFile {str(self._body_file)!r}: "

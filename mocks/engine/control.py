@@ -5,7 +5,9 @@ in-process call on the shared event loop, in split mode it is HTTP to
 :class:`EngineControlApp` on the engine-control port (default first free from 4281). The HTTP
 routes mirror the admin's (behavior notes §16): ``/health``, ``/config``, ``/mocks``,
 ``/status``, ``/requests`` (+ ``/{id}``, ``/stream``), ``/mocks/{id}/verify``,
-``/mocks/{id}/invocations``, ``/verify``, ``/sse…`` and ``/mocks/{id}/sse/…``.
+``/mocks/{id}/invocations``, ``/verify``, ``/sse…`` and ``/mocks/{id}/sse/…``. Only
+``mockd engine`` binds that port (never full mode); each request must carry the engine token,
+send JSON bodies and no ``Origin`` header (:func:`gate_answer`), so no web page can reach it.
 
 Concurrency: every method runs on the engine's event loop (ARCHITECTURE seam 5); the request
 log and the snapshot are only touched there.
@@ -16,6 +18,7 @@ and §16.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import re
 import time
 from pathlib import Path
@@ -307,21 +310,89 @@ _VERIFY = re.compile(r"^/mocks/([^/]+)/(verify|invocations)$")
 _REQUEST = re.compile(r"^/requests/([^/]+)$")
 
 
-class EngineControlApp:
-    """HTTP face of :class:`EngineControl` (loopback only; no auth; not for clients).
+#: Header carrying the engine token (behavior notes §16).
+ENGINE_TOKEN_HEADER = b"x-engine-token"
 
-    Errors use the admin body ``{error, message}``: 400 ``invalid_json`` /
-    ``validation_error`` / ``missing_criteria``, 404 ``not_found``.
+#: Methods whose body a route may read: they must declare ``application/json``.
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+#: Answers of the gate in front of every engine-control route (behavior notes §16).
+ORIGIN_REFUSED = {"error": "origin_refused",
+                  "message": "Requests carrying an Origin header are refused: the engine-control "
+                             "port is for the mockd admin, not for web pages."}
+MISSING_ENGINE_TOKEN = {"error": "missing_engine_token",
+                        "message": "Engine token required: send it in the X-Engine-Token header "
+                                   "(the engine prints where it is stored at start-up)."}
+INVALID_ENGINE_TOKEN = {"error": "invalid_engine_token",
+                        "message": "Invalid engine token: use the one the engine was started "
+                                   "with (--engine-token, MOCKD_ENGINE_TOKEN or the "
+                                   "engine-token file in its data directory)."}
+UNSUPPORTED_MEDIA_TYPE = {"error": "unsupported_media_type",
+                          "message": "Send request bodies as JSON with "
+                                     "Content-Type: application/json."}
+
+
+def gate_answer(scope: Scope, token: str) -> tuple[int, dict[str, str]] | None:
+    """Why a request to the engine-control port is refused, or None when it may go on.
+
+    Checks, in this order and before any byte of the body is read (behavior notes §16): an
+    ``Origin`` header -> 403 ``origin_refused`` (no web page may reach the port); no
+    ``X-Engine-Token`` -> 401 ``missing_engine_token``; a different token (compared in constant
+    time) -> 401 ``invalid_engine_token``; a POST, PUT or PATCH whose ``Content-Type`` is not
+    ``application/json`` (parameters such as ``charset`` allowed) -> 415
+    ``unsupported_media_type``. Returns ``(status, {error, message})``.
+    """
+    presented: bytes | None = None
+    content_type = b""
+    for name, value in scope.get("headers") or ():
+        name = name.lower()
+        if name == b"origin":
+            return 403, ORIGIN_REFUSED
+        if name == ENGINE_TOKEN_HEADER:
+            presented = value
+        elif name == b"content-type":
+            content_type = value
+    if not presented:
+        return 401, MISSING_ENGINE_TOKEN
+    if not hmac.compare_digest(presented.strip(), token.encode("utf-8")):
+        return 401, INVALID_ENGINE_TOKEN
+    if scope.get("method") in BODY_METHODS:
+        media_type = content_type.split(b";", 1)[0].strip().lower()
+        if media_type != JSON_TYPE:
+            return 415, UNSUPPORTED_MEDIA_TYPE
+    return None
+
+
+class EngineControlApp:
+    """HTTP face of :class:`EngineControl` (bound to loopback; not for clients).
+
+    Every request passes :func:`gate_answer` first: no ``Origin`` header, the engine token in
+    ``X-Engine-Token``, JSON bodies only (behavior notes §16). Errors use the admin body
+    ``{error, message}``: 400 ``invalid_json`` / ``validation_error`` / ``missing_criteria``,
+    401 ``missing_engine_token`` / ``invalid_engine_token``, 403 ``origin_refused``, 404
+    ``not_found``, 415 ``unsupported_media_type``.
+
+    Args:
+        control: the engine's control interface.
+        token: the engine token every request must present; must not be empty (raises
+            ValueError).
     """
 
-    def __init__(self, control: EngineControl):
+    def __init__(self, control: EngineControl, token: str):
+        if not token:
+            raise ValueError("the engine-control port needs a non-empty engine token")
         self.control = control
+        self._token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await acknowledge_lifespan(receive, send)
             return
         if scope["type"] != "http":
+            return
+        refused = gate_answer(scope, self._token)
+        if refused is not None:
+            await _answer(send, *refused)
             return
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         try:

@@ -29,11 +29,14 @@ def key(secured):
     return path.read_text().strip()
 
 
-def test_key_is_generated_into_the_data_dir_0600_and_printed(secured, key):
+def test_key_is_generated_into_the_data_dir_0600_and_its_file_named(secured, key):
     assert re.fullmatch(r"mk_[0-9a-f]{64}", key)
     path = secured.data_dir / "admin-api-key"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert f"Admin API key: {key}" in secured.log()
+    assert stat.S_IMODE(secured.data_dir.stat().st_mode) == 0o700
+    # stderr is a file here, not a terminal: the line names the file, never the key
+    assert f"Admin API key: stored in {path}" in secured.log()
+    assert key not in secured.log()
 
 
 @pytest.mark.parametrize("how", ["header", "bearer", "query"])
@@ -109,7 +112,12 @@ def test_first_start_creates_a_django_admin_superuser(secured):
     while time.monotonic() < deadline and "one-time password" not in secured.log():
         time.sleep(0.1)
     line = next(line for line in secured.log().splitlines() if "one-time password" in line)
-    password = re.search(r"one-time password (\S+)", line).group(1)
+    # not a terminal: the password is in a 0600 file of the data dir, not in the log
+    stored = secured.data_dir / "django-admin-password"
+    assert f"one-time password stored in {stored}" in line
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    password = stored.read_text().strip()
+    assert password not in secured.log()
     with httpx.Client(base_url=secured.admin, trust_env=False, timeout=10) as browser:
         login = browser.get("/admin/login/")
         token = browser.cookies["csrftoken"]

@@ -43,12 +43,20 @@ def test_engine_prints_url_and_serves_under_each_server(tmp_path, server_kind):
             assert client.get("/health").json()["status"] == "ok"
 
 
-def test_engine_writes_no_files(tmp_path):
+def test_engine_writes_no_files_but_its_generated_token(tmp_path):
     with start_engine(tmp_path, HELLO) as engine:
         with engine.client() as client:
             client.get("/hello")
-    files = sorted(path.name for path in tmp_path.rglob("*") if path.is_file())
-    assert files == ["engine.log", "mocks.yaml"]
+    files = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*")
+                   if path.is_file())
+    assert files == [".local/share/mockd/engine-token", "engine.log", "mocks.yaml"]
+    given = tmp_path / "given"
+    given.mkdir()
+    with start_engine(given, HELLO, extra_args=["--engine-token", "t"]) as engine:
+        with engine.client() as client:
+            client.get("/hello")
+    assert sorted(path.name for path in given.rglob("*") if path.is_file()) == [
+        "engine.log", "mocks.yaml"]
 
 
 def test_engine_is_ready_in_under_a_second(tmp_path):

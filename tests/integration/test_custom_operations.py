@@ -399,9 +399,11 @@ def test_registered_operations_persist_across_a_restart(tmp_path):
 def test_headless_engine_serves_operations_and_its_control_port(tmp_path):
     port = free_port()
     with start_engine(tmp_path, EXAMPLE.read_text(),
-                      extra_args=["--engine-port", str(port)]) as engine:
+                      extra_args=["--engine-port", str(port),
+                                  "--engine-token", "test-token"]) as engine:
         control = httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False,
-                               timeout=10)
+                               timeout=10, headers={"X-Engine-Token": "test-token",
+                                                    "Content-Type": "application/json"})
         with control, engine.client() as data:
             assert transfer(data, "acc_alice", "acc_bob", 1000).status_code == 201
             assert control.get("/state/operations").json()["count"] == 3

@@ -169,9 +169,11 @@ def test_definitions_persist_and_runtime_items_reset_on_restart(tmp_path):
 
 def test_engine_control_port_serves_the_state_routes(tmp_path):
     port = free_port()
-    with start_engine(tmp_path, config(), extra_args=["--engine-port", str(port)]) as engine:
+    with start_engine(tmp_path, config(), extra_args=["--engine-port", str(port),
+                                                       "--engine-token", "test-token"]) as engine:
         control = httpx.Client(base_url=f"http://127.0.0.1:{port}", trust_env=False,
-                               timeout=10)
+                               timeout=10, headers={"X-Engine-Token": "test-token",
+                                                    "Content-Type": "application/json"})
         with control, engine.client() as data:
             data.post("/pets", json={"id": "p2"})
             assert control.get("/state").json()["totalItems"] == 2

@@ -21,7 +21,9 @@ def test_new_key_is_stored_0600_and_announced(tmp_path, monkeypatch, capsys):
     path = data_dir / "admin-api-key"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(data_dir.stat().st_mode) == 0o700
-    assert f"Admin API key: {key}" in capsys.readouterr().err
+    # captured stderr is not a terminal: the line names the file, never the key
+    announced = capsys.readouterr().err
+    assert f"Admin API key: stored in {path}" in announced and key not in announced
     assert auth.load_or_create_api_key(data_dir) == key  # read back, not regenerated
 
 

@@ -15,10 +15,12 @@ from tests.helpers import http_mock, make_config
 async def _scenario() -> dict:
     engine = Engine()
     control = EngineControl(engine, max_log_entries=10)
-    control_transport = httpx.ASGITransport(app=EngineControlApp(control))
+    control_transport = httpx.ASGITransport(app=EngineControlApp(control, token="t0ken"))
     data_transport = httpx.ASGITransport(app=DataPlaneApp(engine))
     results: dict = {}
-    async with httpx.AsyncClient(transport=control_transport, base_url="http://control") as link, \
+    async with httpx.AsyncClient(transport=control_transport, base_url="http://control",
+                                 headers={"X-Engine-Token": "t0ken",
+                                          "Content-Type": "application/json"}) as link, \
             httpx.AsyncClient(transport=data_transport, base_url="http://data") as data:
         results["health"] = (await link.get("/health")).json()
         results["load"] = (await link.post("/config", json=make_config(

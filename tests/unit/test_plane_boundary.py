@@ -53,3 +53,33 @@ def test_importing_the_engine_loads_no_django_at_run_time():
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=ROOT, check=True).stdout.strip()
     assert output == "[]"
+
+
+#: Admin-side modules ``mockd engine`` must never load (ARCHITECTURE seam 2: no ORM, no
+#: models, no admin URLconf, no ninja).
+ADMIN_SIDE_MODULES = ("django.db", "ninja", "mocks.models", "mocks.services",
+                      "mockd_project.urls")
+
+
+def test_mockd_engine_start_path_loads_nothing_of_the_admin_side():
+    """What ``mockd engine -c FILE`` runs before it serves: the CLI module, the runner, the
+    handlers and the config compile, the data-plane app and the engine-control app."""
+    code = (
+        "import sys\n"
+        "from mockd_project import cli, runner\n"
+        "from mockd_project.asgi import data_plane_application\n"
+        "from mocks.engine.control import EngineControl, EngineControlApp\n"
+        "options = runner.RunOptions(full=False, config='examples/quickstart.yaml', port=0,\n"
+        "                            engine_token='t')\n"
+        "engine, config = runner.prepare(options)\n"
+        "data_plane_application(engine, lean=True)\n"
+        "EngineControlApp(EngineControl(engine), runner.resolve_engine_token(options).value)\n"
+        "import uvicorn.config, uvicorn.server\n"
+        "print('\\n'.join(sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    loaded = sorted(name for name in done.stdout.split()
+                    if any(name == admin or name.startswith(admin + ".")
+                           for admin in ADMIN_SIDE_MODULES))
+    assert loaded == []

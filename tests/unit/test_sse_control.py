@@ -20,9 +20,11 @@ async def test_engine_control_lists_reads_and_closes_sse_connections_and_buffers
         sse_mock("live", "/live", generator={"type": "sequence"}, timing={"fixedDelay": 20}),
         sse_mock("idle", "/idle", events=[{"data": "x"}], resume={"bufferSize": 7}))))
     control = EngineControl(engine, max_log_entries=10)
-    transport = httpx.ASGITransport(app=EngineControlApp(control))
+    transport = httpx.ASGITransport(app=EngineControlApp(control, token="t0ken"))
     app = DataPlaneApp(engine)
-    async with httpx.AsyncClient(transport=transport, base_url="http://control") as link:
+    async with httpx.AsyncClient(transport=transport, base_url="http://control",
+                                 headers={"X-Engine-Token": "t0ken",
+                                          "Content-Type": "application/json"}) as link:
         client = FakeClient(app, "/live")
         await client.wait_events(3)
         listed = (await link.get("/sse/connections")).json()

@@ -62,9 +62,11 @@ def compile_candidate(mock: Any, context: CompileContext) -> Candidate:
         action = BoundAction(binding, tables, http.response, http.matcher,
                              f"{key_path}.http.response")
     elif http.sse is not None or http.chunked is not None:
-        action = compile_stream_action(http, f"{key_path}.http", context.base_dir)
+        action = compile_stream_action(http, f"{key_path}.http", context.base_dir,
+                                       context.body_file_roots)
     else:
-        action = CompiledResponse(http.response, f"{key_path}.http.response", context.base_dir)
+        action = CompiledResponse(http.response, f"{key_path}.http.response", context.base_dir,
+                                  context.body_file_roots)
     action = validating_action(validator, action)
     label = http.matcher.path or http.matcher.path_pattern or "*"
     return Candidate(mock_id=mock.id, name=mock.name, matcher=matcher,

@@ -10,20 +10,20 @@
 Both: 200, ``Cache-Control: no-cache``, ``X-Accel-Buffering: no``, no ``Content-Length``
 (so HTTP/1.1 sends ``Transfer-Encoding: chunked``). The stream stops at once when the client
 disconnects or the mock changes. An unreadable ``dataFile`` answers 502
-``body_file_error`` (as ``bodyFile`` does).
+``body_file_error``; like ``bodyFile`` it must resolve into the allowed folders (a config
+error otherwise, and 502 if a symlink later leads out).
 
 Source: SPEC "Chunked config"; behavior notes §9 ("Chunked").
 """
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from mocks.core.responses import JSON_TYPE, send_simple
+from mocks.core.responses import JSON_TYPE, body_file_path, outside_roots, send_simple
 
 from mocks.protocols.streaming.config import ChunkedConfig
 from mocks.protocols.streaming.framing import ChunkedFraming, NdjsonFraming
@@ -38,8 +38,10 @@ class ChunkedAction(StreamAction):
 
     kind = CHUNKED
 
-    def __init__(self, config: ChunkedConfig, key_path: str, base_dir: Path):
+    def __init__(self, config: ChunkedConfig, key_path: str, base_dir: Path,
+                 body_file_roots: tuple[Path, ...] = ()):
         self.config = config
+        self.body_file_roots = body_file_roots
         self.ndjson = config.is_ndjson
         self.chunk_size = config.chunk_size
         self.delay_seconds = config.chunk_delay / 1000.0
@@ -49,8 +51,8 @@ class ChunkedAction(StreamAction):
         if config.ndjson_items is not None:
             self.items = tuple(config.ndjson_items)
         elif config.data_file is not None:
-            file_path = Path(os.path.expandvars(config.data_file)).expanduser()
-            self.data_file = file_path if file_path.is_absolute() else base_dir / file_path
+            self.data_file = body_file_path(config.data_file, base_dir, body_file_roots,
+                                            f"{key_path}.dataFile")
         else:
             data = config.data
             self.data = (data if isinstance(data, str) else orjson.dumps(data).decode()).encode()
@@ -70,6 +72,9 @@ class ChunkedAction(StreamAction):
             data = self.data
             if self.data_file is not None:
                 try:
+                    if outside_roots(self.data_file, self.body_file_roots) is not None:
+                        raise OSError("it now resolves outside the folders files may be "
+                                      "read from")
                     data = self.data_file.read_bytes()
                 except OSError as error:
                     body = orjson.dumps({"error": "body_file_error",
@@ -102,8 +107,11 @@ class ChunkedAction(StreamAction):
                                   framing=framing, source=source, headers=list(CHUNKED_HEADERS))
 
 
-def compile_chunked_action(config: ChunkedConfig, key_path: str,
-                           base_dir: Path) -> ChunkedAction:
+def compile_chunked_action(config: ChunkedConfig, key_path: str, base_dir: Path,
+                           body_file_roots: tuple[Path, ...] = ()) -> ChunkedAction:
     """Compile ``http.chunked`` (``key_path`` points at it; ``base_dir`` resolves a relative
-    ``dataFile``)."""
-    return ChunkedAction(config, key_path, base_dir)
+    ``dataFile``, which must resolve into ``body_file_roots`` unless that is empty).
+
+    Raises :class:`~mocks.core.errors.ConfigError` at ``<key_path>.dataFile`` for a file
+    outside them."""
+    return ChunkedAction(config, key_path, base_dir, body_file_roots)
