@@ -7,8 +7,14 @@ Flags: ``--format`` (name or alias), ``--dry-run`` (convert and report; the serv
 contacted), ``--replace`` (replace all mocks of the workspace instead of merging),
 ``--json``, ``--include-static`` (HAR), ``--as`` (id namespace). A document that cannot be
 imported prints one line ``Error: <format>: <where>: <reason>`` and exits with status 2;
-nothing is imported. Imports that take longer than a second show a rich progress bar on
-stderr (terminals only).
+nothing is imported.
+
+Progress: on a terminal, an import that takes longer than a second shows a rich progress bar
+on stderr naming the stage (reading, parsing, converting with a count of operations or
+entries, checking, uploading) and erased when it ends; a pipe, a file or a CI log gets no
+bar and no escape codes. Either way the import ends with one summary line on stdout
+(``Imported 10000 mocks from api.json (format: openapi) in 12.8 s; 10000 mocks in total``),
+or the JSON object with ``--json``.
 
 Output with ``--json`` (behavior notes §13): ``{imported, total, format, replace, source}``;
 with ``--dry-run --json``: ``{dryRun: true, format, count, mocks: [{id, name, method,
@@ -30,6 +36,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -60,55 +67,137 @@ class BadDocument(click.ClickException):
         click.echo(f"Error: {self.format_message()}", err=True)
 
 
-class DelayedProgress:
-    """A rich progress bar on stderr that appears only once the work has taken longer than
-    ``delay`` seconds (short imports print nothing extra), and only on a terminal."""
+#: How each stage is named on the progress bar.
+STAGE_LABELS = {"read": "Reading", "parse": "Parsing", "convert": "Converting",
+                "check": "Checking mocks", "upload": "Uploading to the server"}
+#: Stages that report only their start and end (one parser call, one schema validation).
+UNCOUNTED_STAGES = ("parse", "check")
 
-    def __init__(self, description: str, delay: float = PROGRESS_DELAY_SECONDS):
-        self.description = description
+
+def draws_progress(stream: Any) -> bool:
+    """Whether a progress bar may be drawn on ``stream``: a real terminal that rich would
+    animate (not ``TERM=dumb``, not ``TTY_INTERACTIVE=0``). A pipe, a file or a CI log never
+    gets a bar, whatever ``FORCE_COLOR`` says: it would only fill the log with escape codes."""
+    isatty = getattr(stream, "isatty", None)
+    try:
+        if isatty is None or not isatty():
+            return False
+    except ValueError:  # closed stream
+        return False
+    from rich.console import Console
+
+    return Console(file=stream).is_interactive
+
+
+class ImportProgress:
+    """The progress of one ``mockd import``: the import path's stage callback plus the
+    upload, shown as a rich progress bar on stderr.
+
+    The bar appears only on a terminal (:func:`draws_progress`) and only once the import has
+    taken longer than ``delay`` seconds, so short imports print nothing extra; it is
+    transient (erased when the import ends, leaving the one-line summary). Elsewhere nothing
+    is drawn at all.
+
+    Concurrency: the importing thread calls :meth:`__call__` and :meth:`upload`; a timer
+    thread shows the bar and rich redraws it on its own thread; one lock guards the state.
+    """
+
+    def __init__(self, delay: float = PROGRESS_DELAY_SECONDS, stream: Any = None):
         self.delay = delay
+        self.stream = stream if stream is not None else sys.stderr
+        self.started = time.monotonic()
         self._lock = threading.Lock()
+        self._state: tuple[str, int, int | None] = ("read", 0, None)
         self._progress: Any = None
         self._task: Any = None
-        self._state = (0, None)
+        self._task_stage = ""
         self._timer: threading.Timer | None = None
 
-    def __enter__(self) -> "DelayedProgress":
-        from rich.console import Console
+    @property
+    def seconds(self) -> float:
+        """Seconds since the import began."""
+        return time.monotonic() - self.started
 
-        console = Console(stderr=True)
-        if console.is_terminal:
-            self._timer = threading.Timer(self.delay, self._show, args=(console,))
+    def __enter__(self) -> "ImportProgress":
+        if draws_progress(self.stream):
+            self._timer = threading.Timer(self.delay, self._show)
             self._timer.daemon = True
             self._timer.start()
         return self
 
-    def _show(self, console: Any) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        """The import path's :data:`~mocks.portability.importers.StageCallback`."""
+        with self._lock:
+            self._state = (stage, done, total)
+            if self._progress is not None:
+                self._draw()
+
+    def upload(self, done: int, total: int) -> None:
+        """``done`` of ``total`` requests to the admin API have been answered."""
+        self("upload", done, total)
+
+    def warn(self, message: str) -> None:
+        """Print ``Warning: message`` on stderr (above the bar while it is shown)."""
+        with self._lock:
+            if self._progress is not None:
+                self._progress.console.print(f"Warning: {message}", markup=False,
+                                             highlight=False, soft_wrap=True)
+                return
+        click.echo(f"Warning: {message}", err=True)
+
+    def _draw(self) -> None:
+        """Show the current state; each stage is a task of its own (a stage whose total is
+        not known yet shows a pulsing bar, which an earlier stage's total would hide)."""
+        fields = self._fields()
+        if self._task is not None and self._task_stage == self._state[0]:
+            self._progress.update(self._task, **fields)
+            return
+        if self._task is not None:
+            self._progress.remove_task(self._task)
+        self._task_stage = self._state[0]
+        self._task = self._progress.add_task(fields.pop("description"), **fields)
+
+    def _fields(self) -> dict[str, Any]:
+        stage, done, total = self._state
+        if stage == "read" and total:
+            count = f"{done / 1_000_000:.1f}/{total / 1_000_000:.1f} MB"
+        elif stage == "upload" and total and total > 1:
+            count = f"request {min(done + 1, total)} of {total}"
+        elif stage == "convert" and total:
+            count = f"{done}/{total}"
+        elif stage == "check" and total:
+            count = f"{total} mock{'s' if total != 1 else ''}"
+        else:
+            count = ""
+        if done < (total or 0) and (stage in UNCOUNTED_STAGES or stage == "upload"
+                                    and total == 1):
+            total = None  # only its start and end are known: pulse rather than sit at 0 %
+        return {"description": STAGE_LABELS.get(stage, stage), "completed": done,
+                "total": total or None, "count": count}
+
+    def _show(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, ProgressColumn, SpinnerColumn, TextColumn
+        from rich.text import Text
+
+        started = self.started
+
+        class ImportClock(ProgressColumn):
+            """Time since the import began (not since the stage or since the bar appeared)."""
+
+            def render(self, task: Any) -> Text:
+                minutes, seconds = divmod(int(time.monotonic() - started), 60)
+                return Text(f"{minutes}:{seconds:02d}", style="progress.elapsed")
 
         with self._lock:
             if self._timer is None:
                 return
-            self._progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                                      MofNCompleteColumn(), console=console, transient=True)
-            done, total = self._state
-            self._task = self._progress.add_task(self.description, total=total,
-                                                 completed=done)
+            self._progress = Progress(
+                SpinnerColumn(), TextColumn("{task.description:<24}"), BarColumn(),
+                TextColumn("{task.fields[count]}"), ImportClock(),
+                console=Console(file=self.stream), transient=True)
+            self._draw()
             self._progress.start()
-
-    def update(self, done: int, total: int | None) -> None:
-        """Record progress (called from the importer)."""
-        with self._lock:
-            self._state = (done, total)
-            if self._progress is not None:
-                self._progress.update(self._task, completed=done, total=total)
-
-    def phase(self, description: str) -> None:
-        """Name the current step (``Sending to the server``)."""
-        with self._lock:
-            self.description = description
-            if self._progress is not None:
-                self._progress.update(self._task, description=description)
 
     def __exit__(self, *exc: Any) -> None:
         with self._lock:
@@ -121,16 +210,19 @@ class DelayedProgress:
 
 
 def _convert(file: str, format_name: str | None, as_prefix: str | None, include_static: bool,
-             progress: DelayedProgress, compile: bool) -> Any:
+             progress: ImportProgress, compile: bool) -> Any:
     from mocks.portability.importers import ImportDocumentError, import_document, import_path
 
     try:
         if file == "-":
-            return import_document(sys.stdin.read(), format_name, as_prefix, source="<stdin>",
-                                   include_static=include_static, progress=progress.update,
+            progress("read", 0, None)
+            text = sys.stdin.read()
+            progress("read", len(text), len(text))
+            return import_document(text, format_name, as_prefix, source="<stdin>",
+                                   include_static=include_static, progress=progress,
                                    compile=compile)
         return import_path(Path(file), format_name, as_prefix, include_static=include_static,
-                           progress=progress.update, source=file, compile=compile)
+                           progress=progress, source=file, compile=compile)
     except ImportDocumentError as error:
         raise BadDocument(str(error)) from None
 
@@ -153,27 +245,28 @@ def import_command(file: str, format_name: str | None, dry_run: bool, replace: b
                    admin_url: str | None, api_key: str | None) -> None:
     """Import mocks from an OpenAPI/Swagger, Postman, HAR, WireMock, Mockoon, WSDL, curl or
     mockd file (a directory of WireMock mappings works too)."""
-    with DelayedProgress("Importing") as progress:
+    with ImportProgress() as progress:
         # Without --dry-run the server compiles what it receives (a compile error comes back
         # as a 400 and exits 2 all the same), so the local check stops at the schema.
         result = _convert(file, format_name, as_prefix, include_static, progress,
                           compile=dry_run)
         for warning in result.warnings:
-            click.echo(f"Warning: {warning}", err=True)
-        if dry_run:
-            _print_dry_run(result, as_json)
-            return
-        progress.phase("Sending to the server")
-        client = _import_client(admin_url, api_key)
-        try:
-            answer = post_config(client, result.config_document(), replace, progress)
-        except ClientError as error:
-            if "(HTTP 400)" in error.format_message():
-                # The server rejected the converted document: still a document problem.
-                raise BadDocument(f"{result.format}: {error.format_message()}") from None
-            raise
-        finally:
-            client.close()
+            progress.warn(warning)
+        if not dry_run:
+            client = _import_client(admin_url, api_key)
+            try:
+                answer = post_config(client, result.config_document(), replace, progress)
+            except ClientError as error:
+                if "(HTTP 400)" in error.format_message():
+                    # The server rejected the converted document: still a document problem.
+                    raise BadDocument(f"{result.format}: {error.format_message()}") from None
+                raise
+            finally:
+                client.close()
+    # The bar is gone (transient) before the result is printed.
+    if dry_run:
+        _print_dry_run(result, as_json)
+        return
     imported = answer.get("imported", len(result.mocks)) if isinstance(answer, dict) \
         else len(result.mocks)
     total = answer.get("total", imported) if isinstance(answer, dict) else imported
@@ -183,7 +276,16 @@ def import_command(file: str, format_name: str | None, dry_run: bool, replace: b
         return
     verb = "Replaced all mocks with" if replace else "Imported"
     click.echo(f"{verb} {imported} mock{'s' if imported != 1 else ''} from {result.source} "
-               f"(format: {result.format}); {total} mock{'s' if total != 1 else ''} in total")
+               f"(format: {result.format}) in {_duration(progress.seconds)}; {total} "
+               f"mock{'s' if total != 1 else ''} in total")
+
+
+def _duration(seconds: float) -> str:
+    """``0.4 s``, ``12.8 s``, ``2 min 5 s``."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
 
 
 def _import_client(admin_url: str | None, api_key: str | None) -> Any:
@@ -202,7 +304,7 @@ def _json_body(payload: Any) -> bytes:
 
 
 def post_config(client: Any, document: dict[str, Any], replace: bool,
-                progress: DelayedProgress | None = None) -> Any:
+                progress: ImportProgress | None = None) -> Any:
     """``POST /config`` of an imported config; returns the server's answer.
 
     A body over :data:`MAX_REQUEST_BYTES` (the admin API takes at most 10 MiB, behavior
@@ -210,22 +312,29 @@ def post_config(client: Any, document: dict[str, Any], replace: bool,
     operations and every table-bound mock (the server compiles the whole configuration after
     each batch, so bindings must arrive with or after their mocks). To stay all or nothing,
     the workspace's configuration is read first and put back (``replace``) when a batch
-    fails; the error is then raised.
+    fails; the error is then raised. ``progress`` hears each answered request.
     """
     body = _json_body({"config": document, "replace": replace})
+    answer: Any = None
     if len(body) <= MAX_REQUEST_BYTES:
-        return client.request("POST", "/config", content=body,
-                              headers={"Content-Type": "application/json"})
+        if progress is not None:
+            progress.upload(0, 1)
+        answer = client.request("POST", "/config", content=body,
+                                headers={"Content-Type": "application/json"})
+        if progress is not None:
+            progress.upload(1, 1)
+        return answer
     batches = split_config(document)
     before = client.request("GET", "/config")
-    answer: Any = None
     try:
         for number, batch in enumerate(batches):
             if progress is not None:
-                progress.phase(f"Sending batch {number + 1} of {len(batches)}")
+                progress.upload(number, len(batches))
             answer = client.request(
                 "POST", "/config", headers={"Content-Type": "application/json"},
                 content=_json_body({"config": batch, "replace": replace and number == 0}))
+        if progress is not None:
+            progress.upload(len(batches), len(batches))
     except ClientError:
         restore = {key: value for key, value in before.items()
                    if key not in ("kind", "name", "metadata")}

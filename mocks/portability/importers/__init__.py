@@ -15,6 +15,11 @@ format, with its version-upgrade chain).
 Who may call it: anyone; no Django, no I/O besides reading the given file or directory.
 Pure functions: safe in any thread.
 
+Progress: an optional ``progress(stage, done, total)`` callback (:data:`StageCallback`)
+hears each of the stages ``read``, ``parse``, ``convert`` and ``check`` begin and end, and
+the importer's per-item counts while it converts (:meth:`ImportOptions.report`); the
+``mockd import`` command adds ``upload`` and draws the bar.
+
 Errors: :class:`ImportDocumentError`, one line ``<format>: <where>: <reason>``; nothing is
 imported when it is raised.
 
@@ -27,12 +32,14 @@ import importlib
 from pathlib import Path
 from typing import Protocol
 
-from mocks.portability.importers.result import (DocumentProbe, ImportDocumentError, ImportOptions, ImportResult,
-                     ProgressCallback)
+from mocks.portability.importers.result import (STAGES, DocumentProbe, ImportDocumentError,
+                                                ImportOptions, ImportResult, ProgressCallback,
+                                                StageCallback)
 
 __all__ = ["DocumentProbe", "ImportDocumentError", "ImportOptions", "ImportResult",
-           "FORMATS", "ALIASES", "canonical_format", "detect_format", "import_document",
-           "import_path", "check_result"]
+           "ProgressCallback", "StageCallback", "STAGES", "FORMATS", "ALIASES",
+           "canonical_format", "detect_format", "import_document", "import_path",
+           "check_result"]
 
 
 class Importer(Protocol):
@@ -114,7 +121,7 @@ def detect_format(text: str | None, filename: str = "", *,
 def import_document(text_or_path: str | Path, format: str | None = None,
                     as_prefix: str | None = None, *, filename: str = "",
                     source: str | None = None, include_static: bool = False,
-                    progress: ProgressCallback | None = None,
+                    progress: StageCallback | None = None,
                     check: bool = True, compile: bool = True) -> ImportResult:
     """Convert one document into an :class:`ImportResult`.
 
@@ -127,7 +134,9 @@ def import_document(text_or_path: str | Path, format: str | None = None,
         filename: the file name for extension hints when ``text_or_path`` is text.
         source: how to name the document in the result (default: the path or ``<text>``).
         include_static: HAR: keep static assets.
-        progress: ``(done, total)`` callback during long conversions.
+        progress: ``(stage, done, total)`` callback (:data:`StageCallback`): the
+            stages ``parse``, ``convert`` (with the importer's per-item counts) and
+            ``check`` (plus ``read`` for a file).
         check: validate the result against the config schema (default).
         compile: with ``check``, also compile it like the engine would (regexes,
             templates, bindings); a caller that hands the result to a server or engine
@@ -141,12 +150,12 @@ def import_document(text_or_path: str | Path, format: str | None = None,
         return import_path(text_or_path, format, as_prefix, include_static=include_static,
                            progress=progress, check=check, compile=compile, source=source)
     probe = DocumentProbe(text_or_path, filename)
-    return _convert(probe, format, ImportOptions(as_prefix, include_static, progress),
+    return _convert(probe, format, as_prefix, include_static, progress,
                     source or filename or "<text>", check, compile)
 
 
 def import_path(path: str | Path, format: str | None = None, as_prefix: str | None = None, *,
-                include_static: bool = False, progress: ProgressCallback | None = None,
+                include_static: bool = False, progress: StageCallback | None = None,
                 check: bool = True, compile: bool = True,
                 source: str | None = None) -> ImportResult:
     """:func:`import_document` for a file or a directory (WireMock mappings).
@@ -155,18 +164,23 @@ def import_path(path: str | Path, format: str | None = None, as_prefix: str | No
     unreadable file.
     """
     file_path = Path(path)
-    options = ImportOptions(as_prefix, include_static, progress)
     if file_path.is_dir():
         probe = DocumentProbe(None, file_path.name, directory=file_path)
     else:
         try:
+            size = file_path.stat().st_size
+            if progress is not None:
+                progress("read", 0, size)
             raw = file_path.read_bytes()
         except OSError as error:
             raise ImportDocumentError(format or "import", "",
                                       f"cannot read {str(file_path)!r}: "
                                       f"{error.strerror or error}") from None
+        if progress is not None:
+            progress("read", len(raw), len(raw))
         probe = DocumentProbe(decode_text(raw), file_path.name)
-    return _convert(probe, format, options, source or str(path), check, compile)
+    return _convert(probe, format, as_prefix, include_static, progress, source or str(path),
+                    check, compile)
 
 
 def decode_text(raw: bytes) -> str:
@@ -180,8 +194,28 @@ def decode_text(raw: bytes) -> str:
         return raw.decode("latin-1")
 
 
-def _convert(probe: DocumentProbe, format: str | None, options: ImportOptions, source: str,
+def _convert(probe: DocumentProbe, format: str | None, as_prefix: str | None,
+             include_static: bool, progress: StageCallback | None, source: str,
              check: bool, compile: bool) -> ImportResult:
+    # The importer's last (done, total): the stage ends on its total, so that the count
+    # never goes down when some items (static assets, repeats) made no mock.
+    reported: list[int] = []
+
+    def converted(done: int, total: int) -> None:
+        reported[:] = [total]
+        progress("convert", done, total)
+
+    if progress is None:
+        options = ImportOptions(as_prefix, include_static)
+    else:
+        progress("parse", 0, 1)
+        if probe.text is not None and not probe.looks_like_xml():
+            # Parse now (the probe keeps the value or the error for detection and the
+            # importer) so that parsing is its own stage rather than hidden in "convert".
+            probe.structured()
+        progress("parse", 1, 1)
+        progress("convert", 0, None)
+        options = ImportOptions(as_prefix, include_static, converted)
     if format:
         name = canonical_format(format)
     else:
@@ -191,8 +225,16 @@ def _convert(probe: DocumentProbe, format: str | None, options: ImportOptions, s
     result = importer_for(name).convert(probe, options)
     result.format = name
     result.source = source
+    count = len(result.mocks)
+    if progress is not None:
+        last = reported[0] if reported else count
+        progress("convert", last, last)
     if check:
+        if progress is not None:
+            progress("check", 0, count)
         check_result(result, compile=compile)
+        if progress is not None:
+            progress("check", count, count)
     return result
 
 

@@ -75,6 +75,7 @@ class HarImporter:
         seen: dict[tuple[str, str], int] = {}
         static = 0
         for index, entry in enumerate(entries):
+            options.report(index, len(entries))
             location = f"log.entries[{index}]"
             if not isinstance(entry, dict):
                 raise ImportDocumentError(FORMAT, location, "expected a mapping")
@@ -112,6 +113,7 @@ class HarImporter:
                 path=path, status=status, headers=headers or None,
                 body=body_value(text, content_type) if text else None,
                 query_params=query or None))
+        options.report(len(entries), len(entries))
         repeated = sum(count - 1 for count in seen.values())
         if repeated:
             result.warnings.append(f"{repeated} repeated request(s) to the same method and "

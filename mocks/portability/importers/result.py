@@ -16,8 +16,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-#: Called with (done, total) while a long conversion runs (the CLI draws a progress bar).
+#: Called by an importer with (done, total) while a long conversion runs: operations,
+#: entries or files converted so far, out of ``total``.
 ProgressCallback = Callable[[int, int], None]
+
+#: The stages of one import, in order, as named to a :data:`StageCallback`:
+#: ``read`` (bytes of the file), ``parse`` (JSON or YAML text into data), ``convert``
+#: (operations, entries or files of the document; what the importer reports), ``check``
+#: (the converted mocks against the config schema), ``upload`` (requests to the admin API;
+#: reported by the ``mockd import`` command, not by the import path).
+STAGES = ("read", "parse", "convert", "check", "upload")
+
+#: Called with (stage, done, total) as an import goes through :data:`STAGES`; ``total`` is
+#: None while unknown. Within one stage ``done`` never decreases, and each stage ends with
+#: ``done == total``. Runs on the importing thread: keep it cheap (the CLI only records the
+#: numbers; its progress bar redraws on its own thread).
+StageCallback = Callable[[str, int, "int | None"], None]
+
+#: An importer reports at most one call in this many items (the last one is always reported).
+REPORT_EVERY = 200
 
 _MISSING = object()
 
@@ -61,6 +78,15 @@ class ImportOptions:
     as_prefix: str | None = None
     include_static: bool = False
     progress: ProgressCallback | None = None
+
+    def report(self, done: int, total: int) -> None:
+        """Tell :attr:`progress` (if any) that ``done`` of ``total`` items are converted.
+
+        Cheap enough for a per-item call in an importer's loop: only every
+        :data:`REPORT_EVERY`-th item and the last one reach the callback.
+        """
+        if self.progress is not None and (done % REPORT_EVERY == 0 or done >= total):
+            self.progress(done, total)
 
 
 @dataclass

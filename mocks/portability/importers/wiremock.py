@@ -27,7 +27,7 @@ import base64
 import binascii
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from mocks.portability.importers.common import (IdAllocator, body_value, clamp_delay, content_type_of, http_mock,
                      new_http_id, response_headers, safe_id, scalar_text, split_url)
@@ -69,14 +69,16 @@ class WireMockImporter:
             if not files:
                 raise ImportDocumentError(FORMAT, str(probe.directory),
                                           "no .json mapping files in this directory")
-            for file_path in files:
+            for number, file_path in enumerate(files):
+                options.report(number, len(files))
                 text = file_path.read_text(encoding="utf-8-sig")
                 data, error = parse_yaml(text)
                 if error is not None:
                     raise ImportDocumentError(FORMAT, file_path.name, error)
                 self._convert_document(data, file_path.name, file_path.parent, result, ids)
+            options.report(len(files), len(files))
         else:
-            self._convert_document(probe.data(FORMAT), "", None, result, ids)
+            self._convert_document(probe.data(FORMAT), "", None, result, ids, options.report)
         return result
 
     @staticmethod
@@ -87,7 +89,8 @@ class WireMockImporter:
                       and "__files" not in path.parts)
 
     def _convert_document(self, data: Any, prefix: str, folder: Path | None,
-                          result: ImportResult, ids: IdAllocator) -> None:
+                          result: ImportResult, ids: IdAllocator,
+                          report: Callable[[int, int], None] | None = None) -> None:
         where = f"{prefix}:" if prefix else ""
         if is_mapping(data):
             mappings, locations = [data], [where]
@@ -100,11 +103,15 @@ class WireMockImporter:
         else:
             raise ImportDocumentError(FORMAT, prefix, "expected a mapping with request and "
                                       "response, {\"mappings\": [...]} or a list of mappings")
-        for mapping, location in zip(mappings, locations):
+        for number, (mapping, location) in enumerate(zip(mappings, locations)):
+            if report is not None:
+                report(number, len(mappings))
             if not is_mapping(mapping):
                 raise ImportDocumentError(FORMAT, location.rstrip(":") or "mapping",
                                           "expected a mapping with request and response")
             result.mocks.append(self._mock(mapping, location, folder, result.warnings, ids))
+        if report is not None:
+            report(len(mappings), len(mappings))
 
     def _mock(self, mapping: dict[str, Any], location: str, folder: Path | None,
               warnings: list[str], ids: IdAllocator) -> dict[str, Any]:
