@@ -14,7 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from mocks.config import ConfigFile
-from mocks.core.errors import ConfigError, format_location
+from mocks.core.errors import ConfigError, format_location, validation_issues
 
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -37,17 +37,8 @@ def expand_environment(text: str, environ: dict[str, str] | None = None) -> str:
 
 
 def _pydantic_error(error: ValidationError, prefix: str = "") -> ConfigError:
-    first = error.errors(include_url=False)[0]
-    location = format_location(tuple(first.get("loc", ())))
-    message = first.get("msg", "invalid value")
-    message = message.removeprefix("Value error, ")
-    if first.get("type") == "extra_forbidden":
-        message = "unknown key"
-    elif first.get("type") == "missing":
-        message = "required field is missing"
-    if prefix:
-        location = f"{prefix}.{location}" if location else prefix
-    return ConfigError(location, message)
+    """Every problem of ``error`` as one :class:`ConfigError` (paths below ``prefix``)."""
+    return ConfigError.of(validation_issues(error, prefix))
 
 
 def parse_config_text(text: str, source: str = "<config>") -> Any:
@@ -70,7 +61,12 @@ def parse_config_text(text: str, source: str = "<config>") -> Any:
 
 
 def validate_config(data: Any) -> ConfigFile:
-    """Validate a parsed document against the schema; raises :class:`ConfigError`."""
+    """Validate a parsed document against the schema.
+
+    Raises :class:`ConfigError` carrying every problem pydantic found
+    (:attr:`ConfigError.errors`), each worded as the admin API words it (``unknown key``,
+    ``required field is missing``); its ``path``/``reason`` are the first problem's.
+    """
     try:
         return ConfigFile.model_validate(data)
     except ValidationError as error:

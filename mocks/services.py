@@ -34,8 +34,7 @@ from pydantic import ValidationError
 
 from mockd_project.runtime import runtime
 from mocks.config import MOCK_TYPES, ConfigFile, Mock as MockConfig
-from mocks.core.errors import ConfigError
-from mocks.core.errors import format_location
+from mocks.core.errors import ConfigError, ConfigIssue, listed_text, validation_issues
 from mocks.loader import validate_config
 from mocks.engine.snapshot import compile_one
 from mocks.protocols import CompileContext
@@ -86,6 +85,32 @@ def validation_error(message: str) -> AdminError:
     return AdminError(400, "validation_error", message)
 
 
+class ConfigValidationError(AdminError):
+    """400 ``validation_error`` for a mock or config document with one or more problems.
+
+    ``message`` lists every problem as ``<path>: <reason>`` joined by ``"; "`` (the first
+    one first, so a single problem reads as it always did); the body stays the plain
+    ``{error, message}`` of SPEC "Errors". The reasons are worded as the config file loader
+    words them (``unknown key``, ``required field is missing``), since both come from
+    :func:`mocks.core.errors.validation_issues`.
+
+    Attributes:
+        issues: the problems (:class:`~mocks.core.errors.ConfigIssue`), first one first.
+    """
+
+    def __init__(self, issues: list[ConfigIssue]):
+        super().__init__(400, "validation_error", listed_text(issues, "; "))
+        self.issues = issues
+
+
+def _below(prefix: str, issues: list[ConfigIssue]) -> list[ConfigIssue]:
+    """``issues`` with their paths moved below ``prefix`` (``[2]`` + ``http`` -> ``[2].http``)."""
+    if not prefix:
+        return issues
+    return [ConfigIssue(f"{prefix}.{issue.path}" if issue.path else prefix, issue.reason)
+            for issue in issues]
+
+
 # ---------------------------------------------------------------------------- time and text
 
 
@@ -105,17 +130,9 @@ def slug(name: str) -> str:
 
 
 def pydantic_message(error: ValidationError, prefix: str = "") -> str:
-    """``"<field path>: <reason>"`` for the first error of a pydantic validation."""
-    first = error.errors(include_url=False)[0]
-    location = format_location(tuple(first.get("loc", ())))
-    reason = first.get("msg", "invalid value").removeprefix("Value error, ")
-    if first.get("type") == "extra_forbidden":
-        reason = "unknown field"
-    elif first.get("type") == "missing":
-        reason = "field required"
-    if prefix:
-        location = f"{prefix}.{location}" if location else prefix
-    return f"{location}: {reason}" if location else reason
+    """Every problem of a pydantic validation as ``"<field path>: <reason>"``, joined by
+    ``"; "`` (first problem first), worded as the config file loader words them."""
+    return listed_text(validation_issues(error, prefix), "; ")
 
 
 # ---------------------------------------------------------------------------- mock documents
@@ -141,15 +158,19 @@ def mock_document(row: Mock) -> dict[str, Any]:
     return document
 
 
-def parse_mock(body: Any, *, mock_id: str | None = None) -> MockConfig:
-    """Validate one mock body against the config schema.
+def parse_mock(body: Any, *, mock_id: str | None = None, prefix: str = "") -> MockConfig:
+    """Validate one mock body against the config schema, then compile it on its own.
 
-    Raises :class:`AdminError`: 400 ``validation_error`` when the body is not an object or a
-    field is wrong (the message names it), 400 ``missing_type`` when neither ``type`` nor a
-    protocol key (nor a bare ``matcher``/``response``) says what kind of mock it is.
+    ``prefix`` goes before the field paths of errors (``[3]`` in a bulk body).
+
+    Raises :class:`AdminError`: 400 ``validation_error`` (a :class:`ConfigValidationError`
+    naming every wrong field) when the body is not an object or fields are wrong, 400
+    ``missing_type`` when neither ``type`` nor a protocol key (nor a bare
+    ``matcher``/``response``) says what kind of mock it is.
     """
     if not isinstance(body, dict):
-        raise validation_error("body: a mock must be a JSON object")
+        raise ConfigValidationError([ConfigIssue(prefix or "body",
+                                                 "a mock must be a JSON object")])
     data = dict(body)
     if mock_id is not None:
         data["id"] = mock_id
@@ -158,29 +179,35 @@ def parse_mock(body: Any, *, mock_id: str | None = None) -> MockConfig:
         raise AdminError(400, "missing_type",
                          "type is required: one of " + ", ".join(MOCK_TYPES)
                          + " (or give a protocol object such as 'http')")
+    issues: list[ConfigIssue] = []
     mock_id_value = data.get("id")
     if mock_id_value not in (None, "") and (not isinstance(mock_id_value, str)
                                             or not _ID_TEXT.match(mock_id_value)):
-        raise validation_error("id: use 1-200 letters, digits or . _ : @ + - "
-                               "(starting with a letter or digit)")
+        issues.append(ConfigIssue("id", "use 1-200 letters, digits or . _ : @ + - "
+                                        "(starting with a letter or digit)"))
     try:
         mock = MockConfig.model_validate(data)
     except ValidationError as error:
-        raise validation_error(pydantic_message(error)) from None
-    _check_compiles(mock)
+        issues += [issue for issue in validation_issues(error) if issue.path != "id"
+                   or not issues]
+        raise ConfigValidationError(_below(prefix, issues)) from None
+    if issues:
+        raise ConfigValidationError(_below(prefix, issues))
+    compile_issues = _compile_issues(mock, prefix)
+    if compile_issues:
+        raise ConfigValidationError(compile_issues)
     return mock
 
 
-def _check_compiles(mock: MockConfig, prefix: str = "") -> None:
-    """Compile one mock on its own so a bad regex or template is reported with its field."""
+def _compile_issues(mock: MockConfig, prefix: str = "") -> list[ConfigIssue]:
+    """Compile one mock on its own so a bad regex or template is reported with its field;
+    the problems found (none when it compiles), with paths below ``prefix``."""
     try:
         compile_one(mock, CompileContext(key_path=""))
     except ConfigError as error:
-        location = error.path.lstrip(".")
-        if prefix:
-            location = f"{prefix}.{location}" if location else prefix
-        raise validation_error(f"{location}: {error.reason}" if location else error.reason) \
-            from None
+        return _below(prefix, [ConfigIssue(issue.path.lstrip("."), issue.reason)
+                               for issue in error.errors])
+    return []
 
 
 def _protocol_config(mock: MockConfig) -> dict[str, Any]:
@@ -660,16 +687,20 @@ def bulk_create(items: Any, *, replace: bool = False,
     if not isinstance(items, list):
         raise validation_error("body: expected a JSON array of mocks")
     parsed: list[MockConfig] = []
+    issues: list[ConfigIssue] = []
     for index, item in enumerate(items):
         try:
-            mock = parse_mock(item)
+            mock = parse_mock(item, prefix=f"[{index}]")
+        except ConfigValidationError as error:
+            issues += error.issues  # report the problems of every item, not the first only
+            continue
         except AdminError as error:
-            raise AdminError(error.status, error.code, f"[{index}].{error.message}"
-                             if error.code == "validation_error" else
-                             f"[{index}]: {error.message}") from None
+            raise AdminError(error.status, error.code, f"[{index}]: {error.message}") from None
         if not mock.workspace_id:
             mock.workspace_id = workspace_id or DEFAULT_WORKSPACE_ID
         parsed.append(mock)
+    if issues:
+        raise ConfigValidationError(issues)
     seen: set[str] = set()
     for index, mock in enumerate(parsed):
         if mock.id in seen:
@@ -766,9 +797,11 @@ def parse_config_document(data: Any) -> ConfigFile:
     try:
         config = validate_config(data)
     except ConfigError as error:
-        raise validation_error(str(error)) from None
-    for index, mock in enumerate(config.mocks):
-        _check_compiles(mock, f"mocks[{index}]")
+        raise ConfigValidationError(error.errors) from None
+    issues = [issue for index, mock in enumerate(config.mocks)
+              for issue in _compile_issues(mock, f"mocks[{index}]")]
+    if issues:
+        raise ConfigValidationError(issues)
     return config
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from mocks.core.errors import ConfigError
 from mocks.config import ConfigFile, Mock
 from mocks.engine.matching import MatchIndex
 from mocks.protocols import (NOTHING, CompileContext, CompiledMock, ListenerService,
@@ -145,8 +146,9 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
     mock whose config object is unchanged still reuses its compiled output (see the module
     docstring). ``body_file_roots`` confines ``bodyFile`` reads.
 
-    Raises :class:`~mocks.core.errors.ConfigError` for the first mock, table or binding that
-    does not compile; nothing is swapped in that case, so the running snapshot stays as it was.
+    Raises :class:`~mocks.core.errors.ConfigError` for the first table or binding that does
+    not compile, or naming every mock that does not (:attr:`ConfigError.errors`); nothing is
+    swapped in that case, so the running snapshot stays as it was.
     """
     base = Path(base_dir)
     shared = _Shared(base, tables, protocol_state, body_file_roots,
@@ -186,11 +188,16 @@ def _compile_all(config: ConfigFile, shared: _Shared, reuse: dict[str, CompiledE
     compiled: dict[str, CompiledEntry] = {}
     candidates: list[Candidate] = []
     routed: dict[str, CompiledEntry] = {}
+    failed: list[ConfigError] = []
     for order, mock in enumerate(config.mocks):
         binding = shared.bindings.get(order)
         entry = reuse.get(mock.id)
         if entry is None or not entry.reusable or entry.mock is not mock or binding is not None:
-            entry = _compile_entry(mock, order, order, binding, shared)
+            try:
+                entry = _compile_entry(mock, order, order, binding, shared)
+            except ConfigError as error:
+                failed.append(error)  # go on, so one error names every mock that fails
+                continue
         elif entry.order != order:
             entry = CompiledEntry(mock, order, _reordered(entry.output, order), True)
         compiled[mock.id] = entry
@@ -198,6 +205,8 @@ def _compile_all(config: ConfigFile, shared: _Shared, reuse: dict[str, CompiledE
             routed[mock.id] = entry
         if mock.enabled:
             candidates.extend(entry.output.candidates)
+    if failed:
+        raise ConfigError.combine(failed)
     index = MatchIndex(candidates, previous.index if previous is not None else None)
     bound = sum(1 for entry in compiled.values() if not entry.reusable)
     return _assemble(config, shared, compiled, routed, index, len(config.mocks), bound)
