@@ -16,8 +16,10 @@ Source: SPEC "Authentication"; behavior notes §2, §3.
 """
 from __future__ import annotations
 
+import math
 import os
 import time
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
@@ -66,16 +68,44 @@ def loopback_origin(origin: bytes | None) -> bool:
     return parts.scheme in ("http", "https") and (parts.hostname or "") in _LOOPBACK_HOSTS
 
 
+@dataclass(frozen=True, slots=True)
+class BucketState:
+    """The outcome of one :meth:`TokenBuckets.take`, as the rate-limit headers tell it.
+
+    Attributes:
+        allowed: whether the request may go on (a token was taken).
+        limit: requests a full bucket allows at once (the burst): ``X-RateLimit-Limit``.
+        remaining: whole tokens left after this request: ``X-RateLimit-Remaining``; that many
+            more requests are allowed right now.
+        full_in: seconds until the bucket is full again (``X-RateLimit-Reset`` is now plus
+            this, rounded up to a whole Unix second).
+        retry_after: seconds until the next token (0 when one is left): ``Retry-After`` of a
+            429, rounded up to at least 1.
+    """
+
+    allowed: bool
+    limit: int
+    remaining: int
+    full_in: float
+    retry_after: float
+
+
 class TokenBuckets:
-    """Per-IP token buckets: ``rate`` tokens per second up to ``burst``."""
+    """Per-IP token buckets: ``rate`` tokens per second up to ``burst`` (behavior notes §3 and
+    §18: 100 requests/s per IP, bursts of 200).
+
+    A new client starts with a full bucket, so ``burst`` requests in a row are allowed, then
+    one every ``1/rate`` seconds. The headers derived from :class:`BucketState` tell exactly
+    that: the limit is the burst, the remaining count the whole tokens left.
+    """
 
     def __init__(self, rate: float, burst: float):
         self.rate = rate
         self.burst = burst
         self._buckets: dict[str, tuple[float, float]] = {}
 
-    def take(self, key: str, now: float) -> tuple[bool, int]:
-        """Take one token: ``(allowed, tokens remaining)``."""
+    def take(self, key: str, now: float) -> BucketState:
+        """Take one token for ``key`` at monotonic time ``now`` (seconds)."""
         tokens, last = self._buckets.get(key, (self.burst, now))
         tokens = min(self.burst, tokens + (now - last) * self.rate)
         allowed = tokens >= 1.0
@@ -84,7 +114,9 @@ class TokenBuckets:
         if len(self._buckets) > 10000:
             self._buckets.clear()  # bounded memory; a reset only ever grants more tokens
         self._buckets[key] = (tokens, now)
-        return allowed, int(tokens)
+        return BucketState(allowed, int(self.burst), int(tokens),
+                           (self.burst - tokens) / self.rate,
+                           max(0.0, 1.0 - tokens) / self.rate)
 
 
 def _admin_rate_from_environment() -> float:
@@ -166,13 +198,17 @@ class AdminGateway:
                 return
             if self.buckets is not None:
                 client = (scope.get("client") or ("unknown", 0))[0]
-                allowed, remaining = self.buckets.take(client, time.monotonic())
-                extra += [(b"x-ratelimit-limit", str(int(self.buckets.rate)).encode()),
-                          (b"x-ratelimit-remaining", str(remaining).encode()),
-                          (b"x-ratelimit-reset", str(int(time.time()) + 1).encode())]
-                if not allowed:
+                state = self.buckets.take(client, time.monotonic())
+                # Limit is the burst a full bucket allows and Remaining the requests still
+                # allowed now, so Remaining counts down from Limit and a 429 comes at 0.
+                reset = math.ceil(time.time() + state.full_in)
+                extra += [(b"x-ratelimit-limit", str(state.limit).encode()),
+                          (b"x-ratelimit-remaining", str(state.remaining).encode()),
+                          (b"x-ratelimit-reset", str(reset).encode())]
+                if not state.allowed:
+                    retry = str(max(1, math.ceil(state.retry_after))).encode()
                     await _plain(send_with_headers, 429, b"Too Many Requests",
-                                 b"text/plain; charset=utf-8", [(b"retry-after", b"1")])
+                                 b"text/plain; charset=utf-8", [(b"retry-after", retry)])
                     return
             if self.auth_enabled and not auth.is_exempt(path, method):
                 presented = auth.presented_key(headers, scope.get("query_string", b""))
