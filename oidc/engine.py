@@ -10,21 +10,23 @@ no path -> root).
 Concurrency: compiled and served on the engine loop. The signing key (per process) and the
 token store (in the engine's per-mock state) live outside the compiled objects, so a recompile
 (every admin edit) keeps issued codes and tokens valid. Django-free.
+
+The provider core (oauthlib, PyJWT, cryptography: about 60 ms of imports) is imported when the
+first ``oauth`` mock compiles, so an engine without one starts without it.
 """
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mocks.core.request import MockRequest
 from mocks.core.responses import Send, send_simple
 from mocks.protocols import CompileContext, CompiledMock, ProtocolRoute
 
 from oidc.config import OAuthConfig, validate_oauth_config
-from oidc.errors import ServerError, error_body
-from oidc.keys import process_signing_key
-from oidc.provider import ENDPOINTS, Endpoint, IdentityProvider, json_response
-from oidc.store import TokenStore
+
+if TYPE_CHECKING:
+    from oidc.provider import Endpoint, IdentityProvider
 
 logger = logging.getLogger("mockd.oidc")
 
@@ -53,6 +55,9 @@ class IdentityProviderAction:
         try:
             response = self.provider.handle(self.endpoint, request)
         except Exception:  # noqa: BLE001 - one failed answer, never a dead route
+            from oidc.errors import ServerError, error_body
+            from oidc.provider import json_response
+
             # The traceback names code paths only; the request (which may carry secrets) is
             # not formatted into the message.
             logger.exception("identity provider %s failed at %s", self.provider.mock_id,
@@ -83,6 +88,10 @@ class OAuthHandler:
 
         Raises :class:`~mocks.core.errors.ConfigError` naming ``<key_path>.oauth.<field>``.
         """
+        from oidc.keys import process_signing_key
+        from oidc.provider import ENDPOINTS, IdentityProvider
+        from oidc.store import TokenStore
+
         config = mock.oauth
         if not isinstance(config, OAuthConfig):
             config = validate_oauth_config(config, context.key_path)

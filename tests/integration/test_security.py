@@ -112,6 +112,7 @@ def test_engine_takes_its_token_from_the_environment(tmp_path):
         assert process.stdout.readline().startswith(b"http")
         with _control(port, **{"X-Engine-Token": "from-env"}) as control:
             assert control.get("/health").status_code == 200
+            assert control.get("/health", headers={"X-Engine-Token": "x"}).status_code == 401
         assert not (tmp_path / ".local").exists()  # nothing generated, nothing written
     finally:
         process.terminate()
