@@ -20,15 +20,63 @@ from __future__ import annotations
 import copy
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from mocks.portability.importers.native import FORMAT_VERSION
 
 __all__ = ["FORMAT_VERSION", "native_collection", "resolve_bindings", "dump_collection",
-           "DEFAULT_EXPORT_NAME"]
+           "DEFAULT_EXPORT_NAME", "EXPORT_FORMATS", "ExportFormat"]
 
 #: Collection name when none is given (``mockd export -n``; behavior notes §13).
 DEFAULT_EXPORT_NAME = "exported-config"
+
+
+@dataclass(frozen=True, slots=True)
+class ExportFormat:
+    """One export format (SPEC "Import and export" export formats, "Client-collection
+    exports"; behavior notes §1 "Configuration and exports", §13 ``mockd export``).
+
+    Attributes:
+        name: the canonical name (``mockd``, ``openapi``, ``insomnia``).
+        title: how the format is named to users.
+        description: what the exported document holds.
+        aliases: other names ``mockd export --format`` accepts for it.
+        cli: whether ``mockd export --format`` writes it.
+        routes: the admin routes that answer it.
+        media_types: the media types it is served or written as.
+    """
+
+    name: str
+    title: str
+    description: str
+    aliases: tuple[str, ...] = ()
+    cli: bool = False
+    routes: tuple[str, ...] = ()
+    media_types: tuple[str, ...] = ()
+
+
+#: Every export format by canonical name, as ``GET /formats`` lists them (a test holds
+#: ``mockd export --format`` to the names and aliases of the ``cli`` formats).
+EXPORT_FORMATS: dict[str, ExportFormat] = {format.name: format for format in (
+    ExportFormat("mockd", "mockd collection",
+                 "The native collection {version, kind: MockCollection, name, metadata, mocks, "
+                 "statefulResources?, customOperations?}, tables and bindings in resolved form; "
+                 "YAML (default) or JSON",
+                 aliases=("native", "own", "yaml", "yml", "json"), cli=True,
+                 routes=("GET /config",), media_types=("application/x-yaml", "application/json")),
+    ExportFormat("openapi", "OpenAPI 3.0",
+                 "An OpenAPI 3.0 document of the HTTP mocks: one operation per path and method "
+                 "(a mock without a method gives one per method), conditions as parameters, "
+                 "the answer as the response example",
+                 cli=True, routes=("GET /openapi.json", "GET /openapi.yaml"),
+                 media_types=("application/json", "application/x-yaml")),
+    ExportFormat("insomnia", "Insomnia collection",
+                 "A client collection with one folder per mock type and one request per mock "
+                 "(v4 JSON or v5 YAML; v5 adds sample CRUD requests per table)",
+                 routes=("GET /insomnia.json", "GET /insomnia.yaml"),
+                 media_types=("application/json", "application/x-yaml")),
+)}
 
 _METHOD_AND_PATH = re.compile(r"([A-Za-z]+)\s+(/\S*)\Z")
 

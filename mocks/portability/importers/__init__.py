@@ -44,9 +44,13 @@ __all__ = ["DocumentProbe", "ImportDocumentError", "ImportOptions", "ImportResul
 
 class Importer(Protocol):
     """One format. ``detects`` must be cheap (it runs in detection order on every import
-    without ``--format``); ``convert`` raises :class:`ImportDocumentError`."""
+    without ``--format``); ``convert`` raises :class:`ImportDocumentError`. ``title`` names
+    the format to users and ``detection`` states the rule ``detects`` implements, in words
+    (both listed by ``GET /formats``)."""
 
     format: str
+    title: str
+    detection: str
 
     def detects(self, probe: DocumentProbe) -> bool: ...
 

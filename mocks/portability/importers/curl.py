@@ -61,6 +61,9 @@ class CurlImporter:
     """curl commands (never detected: ``--format curl``)."""
 
     format = FORMAT
+    #: The format's name and its detection rule in words, for ``GET /formats``.
+    title = "curl command"
+    detection = "never detected: choose it with --format curl"
 
     def detects(self, probe: DocumentProbe) -> bool:
         """Never: the SPEC imports curl only with ``--format curl``."""

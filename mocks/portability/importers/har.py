@@ -49,6 +49,9 @@ class HarImporter:
     """HAR 1.x files."""
 
     format = FORMAT
+    #: The format's name and its detection rule in words, for ``GET /formats``.
+    title = "HAR (HTTP Archive)"
+    detection = "a .har file, or an object with a 'log' key"
 
     def detects(self, probe: DocumentProbe) -> bool:
         """A ``.har`` file, or a mapping with a ``log`` key (behavior notes §13)."""

@@ -73,6 +73,9 @@ class MockoonImporter:
     """Mockoon environment files (``routes`` with ``endpointPrefix`` or ``port``)."""
 
     format = FORMAT
+    #: The format's name and its detection rule in words, for ``GET /formats``.
+    title = "Mockoon environment"
+    detection = "an object with 'routes' and either 'endpointPrefix' or 'port'"
 
     def detects(self, probe: DocumentProbe) -> bool:
         """``routes`` together with ``endpointPrefix`` or ``port`` (behavior notes §13)."""

@@ -93,6 +93,9 @@ class NativeImporter:
     """mockd config files and exports (aliases ``native``, ``own``, ``json``, ``yaml``)."""
 
     format = FORMAT
+    #: The format's name and its detection rule in words, for ``GET /formats``.
+    title = "mockd config or export"
+    detection = "an object with 'version' and either 'kind' or 'mocks'"
 
     def detects(self, probe: DocumentProbe) -> bool:
         """``version`` together with ``kind`` or ``mocks`` (behavior notes §13)."""

@@ -84,6 +84,9 @@ class OpenAPIImporter:
     """``openapi`` / ``swagger`` documents (aliases ``swagger``, ``oas``)."""
 
     format = FORMAT
+    #: The format's name and its detection rule in words, for ``GET /formats``.
+    title = "OpenAPI 3.x or Swagger 2.0"
+    detection = "an object with an 'openapi' or 'swagger' key"
 
     def detects(self, probe: DocumentProbe) -> bool:
         """A mapping with an ``openapi`` or ``swagger`` key."""

@@ -38,6 +38,9 @@ class PostmanImporter:
     """Postman collection exports (``info`` + ``item``)."""
 
     format = FORMAT
+    #: The format's name and its detection rule in words, for ``GET /formats``.
+    title = "Postman collection"
+    detection = "an object with 'info' and 'item'"
 
     def detects(self, probe: DocumentProbe) -> bool:
         """A mapping with ``info`` and ``item`` (behavior notes §13)."""

@@ -47,6 +47,10 @@ class WireMockImporter:
     """WireMock mapping files and directories."""
 
     format = FORMAT
+    #: The format's name and its detection rule in words, for ``GET /formats``.
+    title = "WireMock mappings"
+    detection = ("a directory of mapping files, an object with 'request' and 'response', an object"
+                 " with a 'mappings' list, or a list of mappings")
 
     def detects(self, probe: DocumentProbe) -> bool:
         """A directory with mapping files, ``{request, response}``, ``{mappings: [...]}`` or

@@ -63,6 +63,9 @@ class WsdlImporter:
     """WSDL 1.1 documents."""
 
     format = FORMAT
+    #: The format's name and its detection rule in words, for ``GET /formats``.
+    title = "WSDL 1.1 service description"
+    detection = "a .wsdl file, or an XML document whose root element is 'definitions'"
 
     def detects(self, probe: DocumentProbe) -> bool:
         """A ``.wsdl`` file, or XML whose root element is ``definitions`` (notes §13)."""
