@@ -25,6 +25,7 @@ from mocks.api_portability import router as portability_router
 from mocks.api import (config_router, health_router, mocks_router, requests_router,
                        verification_router, workspaces_router)
 from mocks.api_sse import router as sse_router
+from mocks.api_extras import router as extras_router
 from mocks.config import ConfigFile, Mock as MockConfig
 from mocks.loader import format_location
 from mocks.services import AdminError
@@ -91,6 +92,7 @@ api.add_router("", api_keys_router)
 api.add_router("", tables_router)
 api.add_router("", portability_router)
 api.add_router("", sse_router)
+api.add_router("", extras_router)
 
 
 # ---------------------------------------------------------------------------- errors

@@ -66,3 +66,40 @@ class Mock(models.Model):
     def __str__(self) -> str:
         label = self.name or self.path or self.id
         return f"{self.type} mock {label}"
+
+
+class Folder(models.Model):
+    """A folder that groups mocks in the dashboard (behavior notes §1 "Other routes").
+
+    Mocks reference a folder by their ``parent_id``; a folder may sit in another folder of
+    the same workspace (``parent_id``, empty at the root). Written only by
+    :mod:`mocks.folders`. ``id`` is ``fld_<16 hex>``.
+    """
+
+    id = models.CharField(primary_key=True, max_length=64)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="folders",
+                                  default=DEFAULT_WORKSPACE_ID)
+    name = models.CharField(max_length=200)
+    parent_id = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    meta_sort_key = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"folder {self.name} ({self.id})"
+
+
+class Preference(models.Model):
+    """A JSON document of dashboard preferences, stored under ``key`` (one row,
+    ``dashboard``; behavior notes §1 "Other routes"). Written only by
+    :mod:`mocks.preferences`."""
+
+    key = models.CharField(primary_key=True, max_length=64)
+    value = models.JSONField(default=dict)
+    updated_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"preferences {self.key}"
