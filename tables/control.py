@@ -46,7 +46,7 @@ from urllib.parse import parse_qs
 import orjson
 from pydantic import ValidationError
 
-from mocks.core.errors import ConfigError
+from mocks.core.errors import ConfigError, listed_text, validation_issues
 
 from tables import errors
 from tables.config import TableConfig
@@ -74,22 +74,16 @@ OPERATION_DELETED_MESSAGE = "Custom operation deleted"
 def table_config_of(document: Any) -> TableConfig:
     """A :class:`TableConfig` from an admin body (``{name, idField?, ...}``).
 
-    Raises :class:`TableError` 400 naming the field (``name: field required``).
+    Raises :class:`TableError` 400 naming every wrong field, worded as config files word
+    them (``name: required field is missing; colour: unknown key``).
     """
     if not isinstance(document, dict):
         raise errors.bad_request("", "body: a table definition must be a JSON object")
     try:
         return TableConfig.model_validate(document)
     except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        location = ".".join(str(part) for part in first.get("loc", ()))
-        reason = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-        if first.get("type") == "missing":
-            reason = "field required"
-        elif first.get("type") == "extra_forbidden":
-            reason = "unknown field"
         raise errors.bad_request(str(document.get("name") or ""),
-                                 f"{location}: {reason}" if location else reason) from None
+                                 listed_text(validation_issues(error), "; ")) from None
 
 
 class TableControl:

@@ -61,7 +61,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mocks.core.errors import ConfigError
-from mocks.core.errors import format_location
+from mocks.core.errors import listed_text, validation_issues
 
 from tables import errors
 from tables.binding import BindingSpec
@@ -631,18 +631,10 @@ def operation_config_of(document: Any) -> CustomOperationConfig:
 
 
 def validation_message(error: ValidationError, prefix: str = "") -> str:
-    """``"<field path>: <reason>"`` of the first pydantic error (``steps[1]: a read step
-    needs id``)."""
-    first = error.errors(include_url=False)[0]
-    location = format_location(tuple(first.get("loc", ())))
-    reason = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-    if first.get("type") == "missing":
-        reason = "field required"
-    elif first.get("type") == "extra_forbidden":
-        reason = "unknown field"
-    if prefix:
-        location = f"{prefix}.{location}" if location else prefix
-    return f"{location}: {reason}" if location else reason
+    """Every problem of a pydantic validation as ``"<field path>: <reason>"`` joined by
+    ``"; "`` (``steps[1]: a read step needs id``), worded as config files word them
+    (``unknown key``, ``required field is missing``)."""
+    return listed_text(validation_issues(error, prefix), "; ")
 
 
 # ---------------------------------------------------------------------------- the registry

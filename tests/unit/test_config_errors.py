@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from mockd_project.runtime import runtime
 from mocks import services
@@ -12,6 +13,10 @@ from mocks.engine.core import Engine
 from mocks.engine.snapshot import compile_snapshot
 from mocks.loader import validate_config
 from mocks.models import Mock
+from tables.control import table_config_of
+from tables.errors import TableError
+from tables.operations import validation_message
+from tables.operations_config import CustomOperationConfig
 
 #: One mock with three mistakes: two unknown keys and a missing matcher.
 THREE_MISTAKES = {"version": "1.0", "mocks": [
@@ -126,3 +131,12 @@ def test_admin_bulk_lists_the_errors_of_every_item(engine):
     assert caught.value.code == "validation_error"
     assert caught.value.message.startswith("[1].bogus: unknown key; [2].http.matcher.path: ")
     assert Mock.objects.count() == 0
+
+
+def test_table_and_custom_operation_bodies_use_the_same_wording():
+    with pytest.raises(TableError) as caught:
+        table_config_of({"colour": "red", "idStrategy": "uuid"})
+    assert caught.value.message == "name: required field is missing; colour: unknown key"
+    with pytest.raises(ValidationError) as invalid:
+        CustomOperationConfig.model_validate({"name": "op", "retries": 3, "steps": []})
+    assert "retries: unknown key" in validation_message(invalid.value)
