@@ -56,6 +56,17 @@ _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 _RELAXED_CSP_PREFIXES = ("/docs", "/admin/", "/static/")
 
 
+#: Methods that change nothing: a cross-origin page may send them (answers are only readable
+#: by loopback origins, through CORS).
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+#: 403 body for a write from a non-loopback origin.
+CROSS_ORIGIN_WRITE = {"error": "cors_forbidden",
+                      "message": "Cross-origin writes are refused: the admin API accepts "
+                                 "writes from loopback origins (localhost, 127.0.0.1, [::1]) "
+                                 "or from clients that send no Origin header"}
+
+
 def loopback_origin(origin: bytes | None) -> bool:
     """Whether an ``Origin`` is a loopback origin (``localhost``, ``127.0.0.1``, ``[::1]``,
     any port) that CORS answers may echo."""
@@ -195,6 +206,12 @@ class AdminGateway:
                         "error": "cors_forbidden",
                         "message": "Origin not allowed; the admin API accepts loopback "
                                    "origins only"})
+                return
+            if origin and method not in SAFE_METHODS and not loopback_origin(origin):
+                # A page on another site may send "simple" cross-origin writes (form or
+                # text/plain bodies, no preflight). They are refused whether or not a key is
+                # required, so --no-auth does not open the admin API to every web page.
+                await _json(send_with_headers, 403, CROSS_ORIGIN_WRITE)
                 return
             if self.buckets is not None:
                 client = (scope.get("client") or ("unknown", 0))[0]

@@ -247,3 +247,35 @@ def test_detached_server_log_is_0600_and_holds_no_secret(tmp_path):
     assert "mk_" not in log and key not in log and password not in log
     assert f"Admin API key: stored in {data_dir / 'admin-api-key'}" in log
     assert f"one-time password stored in {data_dir / 'django-admin-password'}" in log
+
+
+@pytest.fixture(scope="module")
+def open_admin(tmp_path_factory):
+    with start_server(tmp_path_factory.mktemp("open-admin"), HELLO, no_auth=True) as server:
+        yield server
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
+def test_admin_without_key_refuses_cross_origin_writes(open_admin, method):
+    page_write = {"type": "http", "http": {"matcher": {"path": "/planted"},
+                                           "response": {"body": "from a web page"}}}
+    with open_admin.admin_client() as admin:
+        answer = admin.request(method, "/mocks/hello" if method != "POST" else "/mocks",
+                               content=str(page_write).replace("'", '"'),
+                               headers={"Origin": "https://evil.example",
+                                        "Content-Type": "text/plain"})
+        assert answer.status_code == 403 and answer.json()["error"] == "cors_forbidden"
+        assert [mock["id"] for mock in admin.get("/mocks").json()["mocks"]] == ["hello"]
+
+
+def test_admin_without_key_takes_writes_from_loopback_pages_and_plain_clients(open_admin):
+    mock = {"type": "http", "http": {"matcher": {"path": "/from-dev-app"},
+                                     "response": {"body": "ok"}}}
+    with open_admin.admin_client() as admin:
+        from_dev_app = admin.post("/mocks", json={**mock, "id": "dev"},
+                                  headers={"Origin": "http://localhost:5173"})
+        from_cli = admin.post("/mocks", json={**mock, "id": "cli",
+                                              "http": {**mock["http"],
+                                                       "matcher": {"path": "/cli"}}})
+        assert (from_dev_app.status_code, from_cli.status_code) == (201, 201)
+        assert admin.get("/mocks", headers={"Origin": "https://evil.example"}).status_code == 200
