@@ -193,14 +193,16 @@ _start_command("serve", "Alias of 'start'.")
 @click.option("--print-url", is_flag=True, help="Print the mock server URL on stdout.")
 @click.option("--engine-token", default=None, metavar="TOKEN",
               help="Token the engine-control port requires in X-Engine-Token (env "
-                   "MOCKD_ENGINE_TOKEN; default: generated into <data dir>/engine-token).")
+                   "MOCKD_ENGINE_TOKEN; default: generated into <data dir>/engine-token with "
+                   "--data-dir, else into a runtime file deleted at exit).")
 @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
               help="Data directory: engine-token file, and a folder bodyFile may read from "
                    "(default $MOCKD_DATA_DIR or ~/.local/share/mockd).")
 def engine_command(config, host, engine_port, allow_body_files_anywhere, server, log_level,
                    cors_origins, port, print_url, engine_token, data_dir):
     """Headless engine: data plane and a token-protected engine-control port on loopback; no
-    admin API, database or PID file (the only file written is the generated engine token)."""
+    admin API, database or PID file, and no file left behind (a generated engine token lives
+    in the runtime directory until the engine stops, unless --data-dir keeps it there)."""
     from mockd_project.runner import RunOptions, run_server
 
     if not config:

@@ -24,6 +24,7 @@ import secrets
 import signal
 import socket
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -176,22 +177,48 @@ class EngineToken:
         source: where it came from, for the start-up note: ``--engine-token``,
             ``MOCKD_ENGINE_TOKEN`` or ``file``.
         path: the token file when ``source`` is ``file``, else None.
+        ephemeral: True when ``path`` was generated for this run only (deleted at exit).
     """
 
     value: str = field(repr=False)
     source: str
     path: Path | None = None
+    ephemeral: bool = False
+
+    def discard(self) -> None:
+        """Delete the token file when it was generated for this run only."""
+        if self.ephemeral and self.path is not None:
+            try:
+                self.path.unlink()
+            except OSError:
+                pass  # already gone: nothing is left behind either way
 
     def describe(self) -> str:
         """Where the token is, without its value (``stored in <path>``, ``from …``)."""
         return f"stored in {self.path}" if self.path is not None else f"from {self.source}"
 
 
-def resolve_engine_token(options: RunOptions) -> EngineToken:
-    """The engine token: ``--engine-token``, else ``$MOCKD_ENGINE_TOKEN``, else the token file
-    ``<data dir>/engine-token``, written with a new random token (43 URL-safe characters,
-    256 bits) on first use: file 0600, directory created 0700.
+def runtime_token_dir() -> Path:
+    """Where a generated engine token lives when no data directory was named:
+    ``$XDG_RUNTIME_DIR/mockd``, else ``<temp dir>/mockd-<uid>`` (created 0700; not the data
+    directory, so ``mockd engine`` leaves no file behind)."""
+    runtime_dir = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+    if runtime_dir:
+        return Path(runtime_dir) / "mockd"
+    return Path(tempfile.gettempdir()) / f"mockd-{os.getuid()}"
 
+
+def resolve_engine_token(options: RunOptions) -> EngineToken:
+    """The engine token (behavior notes §16): ``--engine-token``, else
+    ``$MOCKD_ENGINE_TOKEN``, else a token file:
+
+    * with ``--data-dir`` (or ``$MOCKD_DATA_DIR``): ``<data dir>/engine-token``, kept and reused
+      across runs, written with a new random token on first use;
+    * otherwise a new token in ``<runtime dir>/engine-<pid>.token`` (see
+      :func:`runtime_token_dir`), which the runner deletes when the engine stops: an engine
+      writes nothing to disk that outlives it (behavior notes §15).
+
+    Tokens are 43 URL-safe characters (256 bits); files 0600, directories created 0700.
     Raises :class:`StartupFailure` (exit 1) when the file cannot be read or written.
     """
     if options.engine_token:
@@ -199,9 +226,13 @@ def resolve_engine_token(options: RunOptions) -> EngineToken:
     from_environment = os.environ.get(ENGINE_TOKEN_ENV, "").strip()
     if from_environment:
         return EngineToken(from_environment, ENGINE_TOKEN_ENV)
-    path = data_dir_of(options) / ENGINE_TOKEN_FILE_NAME
+    if options.data_dir or os.environ.get("MOCKD_DATA_DIR"):
+        path, ephemeral = data_dir_of(options) / ENGINE_TOKEN_FILE_NAME, False
+    else:
+        path, ephemeral = runtime_token_dir() / f"engine-{os.getpid()}.token", True
     try:
-        existing = path.read_text(encoding="utf-8").strip() if path.exists() else ""
+        existing = (path.read_text(encoding="utf-8").strip()
+                    if path.exists() and not ephemeral else "")
         if existing:
             if path.stat().st_mode & 0o077:
                 os.chmod(path, 0o600)
@@ -217,7 +248,7 @@ def resolve_engine_token(options: RunOptions) -> EngineToken:
                              f"cannot keep the engine token in {path}: "
                              f"{error.strerror or error}; give one with --engine-token or "
                              f"{ENGINE_TOKEN_ENV}") from None
-    return EngineToken(token, "file", path)
+    return EngineToken(token, "file", path, ephemeral=ephemeral)
 
 
 def _url(host: str, port: int) -> str:
@@ -339,13 +370,14 @@ def run_server(options: RunOptions) -> int:
                         stream=sys.stderr)
     try:
         engine, config = prepare(options)
-        # Full mode binds no engine-control port (the admin calls the engine in process);
-        # --engine-port is accepted there and ignored.
-        token = None if options.full else resolve_engine_token(options)
         data_socket = bind_socket(options.host, options.port, "mock server")
         admin_socket = (bind_socket(options.host, options.admin_port, "admin API")
                         if options.full else None)
+        # Full mode binds no engine-control port (the admin calls the engine in process);
+        # --engine-port is accepted there and ignored.
         control_socket = None if options.full else bind_engine_control(options.engine_port)
+        # Last: a token file generated for this run must not outlive a failed start.
+        token = None if options.full else resolve_engine_token(options)
     except StartupFailure as failure:
         print(failure.message, file=sys.stderr)
         return failure.exit_code
@@ -417,6 +449,8 @@ def run_server(options: RunOptions) -> int:
             from mockd_project import daemon
 
             daemon.remove_pid_file(pid_file)
+        if token is not None:
+            token.discard()
 
 
 def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions,

@@ -178,11 +178,13 @@ class MockdProcess:
 
 
 def start_engine(tmp_path: Path, config: Any, *, extra_args: list[str] = (),
-                 config_name: str = "mocks.yaml") -> MockdProcess:
+                 config_name: str = "mocks.yaml",
+                 extra_env: dict[str, str] | None = None) -> MockdProcess:
     """``mockd engine -c FILE --port 0 --print-url``; returns once ``/health`` answers."""
     config_path = write_config(tmp_path / config_name, config)
     process = MockdProcess([MOCKD, "engine", "-c", str(config_path), "--port", "0",
-                            "--print-url", *extra_args], isolated_env(tmp_path), tmp_path,
+                            "--print-url", *extra_args],
+                           isolated_env(tmp_path, **(extra_env or {})), tmp_path,
                            tmp_path / "engine.log")
     try:
         process.base = process.wait_url_line()

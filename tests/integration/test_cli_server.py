@@ -4,6 +4,7 @@ errors, signals, ``--version``/``--help`` (SPEC "Command-line surface"; behavior
 from __future__ import annotations
 
 import signal
+import stat
 import subprocess
 import time
 
@@ -43,13 +44,23 @@ def test_engine_prints_url_and_serves_under_each_server(tmp_path, server_kind):
             assert client.get("/health").json()["status"] == "ok"
 
 
-def test_engine_writes_no_files_but_its_generated_token(tmp_path):
-    with start_engine(tmp_path, HELLO) as engine:
+def test_engine_writes_no_files_that_outlive_it(tmp_path):
+    runtime_dir = tmp_path / "run"
+    runtime_dir.mkdir(mode=0o700)
+    home = tmp_path / "home"
+    home.mkdir()
+    engine = start_engine(home, HELLO, extra_env={"XDG_RUNTIME_DIR": str(runtime_dir)})
+    with engine:
         with engine.client() as client:
             client.get("/hello")
-    files = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*")
-                   if path.is_file())
-    assert files == [".local/share/mockd/engine-token", "engine.log", "mocks.yaml"]
+        # The generated token lives in the runtime directory while the engine runs.
+        [token_file] = (runtime_dir / "mockd").glob("engine-*.token")
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        assert f"stored in {token_file}" in engine.log()
+    assert engine.stop() == 0
+    files = sorted(str(path.relative_to(home)) for path in home.rglob("*") if path.is_file())
+    assert files == ["engine.log", "mocks.yaml"]
+    assert list((runtime_dir / "mockd").iterdir()) == []
     given = tmp_path / "given"
     given.mkdir()
     with start_engine(given, HELLO, extra_args=["--engine-token", "t"]) as engine:
