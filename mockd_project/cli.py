@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -71,17 +72,28 @@ class MockdGroup(click.Group):
                                    ctx) from error
 
 
-@click.group(cls=MockdGroup, context_settings={"help_option_names": ["-h", "--help"]})
+#: Settings of every command's context (inherited by subcommands; given again to a server
+#: command run on its own as a management command).
+CONTEXT_SETTINGS: dict = {"help_option_names": ["-h", "--help"]}
+
+
+@click.group(cls=MockdGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "--version", "-v", prog_name="mockd",
                       message="%(prog)s %(version)s")
 @click.option("--admin-url", default=None, metavar="URL",
               help="Admin API of the server client commands talk to "
                    "(env MOCKD_ADMIN_URL; default http://localhost:4290).")
 @click.option("--api-key", default=None, metavar="KEY",
-              help="Admin API key for client commands (env MOCKD_API_KEY; default: the key "
-                   "file in the data directory).")
+              help="Admin API key for client commands (default: the key of the running "
+                   "server the PID file names, else --data-dir's key file, else env "
+                   "MOCKD_API_KEY).")
+@click.option("--data-dir", "client_data_dir", default=None, metavar="DIR",
+              type=click.Path(file_okay=False),
+              help="Data directory whose admin-api-key client commands use when no running "
+                   "server's PID file names one.")
 @click.pass_context
-def main(context: click.Context, admin_url: str | None, api_key: str | None) -> None:
+def main(context: click.Context, admin_url: str | None, api_key: str | None,
+         client_data_dir: str | None) -> None:
     """mockd: a local, offline, multi-protocol mock server.
 
     Start it with a config file and point your app at http://localhost:4280:
@@ -91,6 +103,7 @@ def main(context: click.Context, admin_url: str | None, api_key: str | None) -> 
     context.ensure_object(dict)
     context.obj["admin_url"] = admin_url
     context.obj["api_key"] = api_key
+    context.obj["data_dir"] = client_data_dir
 
 
 def _server_options(function):
@@ -124,13 +137,38 @@ def _cors_origins(value: str | None) -> list[str] | None:
     return [item.strip() for item in value.split(",") if item.strip()] if value else None
 
 
+def child_argv(context: click.Context, drop: frozenset[str] = frozenset()) -> list[str]:
+    """The arguments that repeat this command's command-line options for a child process:
+    ``[<command name>, --option value, --flag, ...]``, for every parameter given on the
+    command line (not those from the environment, which the child inherits), except ``drop``.
+    Values are passed as parsed (paths as given; the child runs in the same folder)."""
+    from click.core import ParameterSource
+
+    argv = [context.info_name or context.command.name]
+    for parameter in context.command.params:
+        if (not isinstance(parameter, click.Option) or parameter.name in drop
+                or context.get_parameter_source(parameter.name) != ParameterSource.COMMANDLINE):
+            continue
+        value = context.params[parameter.name]
+        flag = max(parameter.opts, key=len)
+        if parameter.is_flag:
+            if value:
+                argv.append(flag)
+        elif value is not None:
+            argv += [flag, str(value)]
+    return argv
+
+
 def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server,
            log_level, detach=False, pid_file=None, max_log_entries=None,
            no_persist=False, cors_origins=None, allow_body_files_anywhere=False) -> None:
     if detach:
         from mockd_project import daemon
 
-        argv = [argument for argument in sys.argv[1:] if argument not in ("-d", "--detach")]
+        # The child is `mockd start` with the same options, whichever way this one was
+        # started (`mockd serve`, `python manage.py runmocks`, options before the command).
+        argv = child_argv(click.get_current_context(), frozenset({"detach"}))
+        argv[0] = "start"
         sys.exit(daemon.detach(argv, daemon.pid_file_path(pid_file)))
     from mockd_project.runner import RunOptions, run_server
 
@@ -181,7 +219,8 @@ def _start_command(name: str, help_text: str):
     return command
 
 
-_start_command("start", "Start the mock server and the admin API in the foreground.")
+start_command = _start_command("start",
+                               "Start the mock server and the admin API in the foreground.")
 _start_command("serve", "Alias of 'start'.")
 
 
@@ -240,6 +279,25 @@ def schema_command(output: str | None) -> None:
         raise click.ClickException(f"cannot write {output}: {error.strerror or error}") \
             from None
     click.echo(f"Wrote the config schema to {output}", err=True)
+
+
+#: Django management commands that are the same command as a ``mockd`` server command.
+MANAGEMENT_ALIASES = {"runmocks": "start", "runengine": "engine"}
+
+
+def run_management_alias(name: str, args: list[str], program: str = "manage.py") -> None:
+    """Run ``python manage.py runmocks|runengine ARGS`` as ``mockd start|engine ARGS``: one
+    command definition, the same options, help and exit statuses. Never returns (exits with
+    the command's status). Raises :class:`KeyError` for a name not in
+    :data:`MANAGEMENT_ALIASES`.
+
+    ``manage.py`` calls this before Django reads its settings, so that ``--data-dir`` and
+    ``--no-persist`` decide which database the settings name (the runner sets
+    ``MOCKD_DATA_DIR`` before setting Django up).
+    """
+    command = main.commands[MANAGEMENT_ALIASES[name]]
+    command.main(args=list(args), prog_name=f"{Path(program).name} {name}",
+                 **CONTEXT_SETTINGS)
 
 
 if __name__ == "__main__":  # pragma: no cover

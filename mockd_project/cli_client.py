@@ -1,9 +1,16 @@
 """Client commands of the ``mockd`` CLI: they talk to a running server's admin API.
 
 Commands: ``list``, ``http add``, ``add [type]``, ``status``, ``stop``. Every client command
-accepts ``--admin-url`` (env ``MOCKD_ADMIN_URL``) and ``--api-key`` (env ``MOCKD_API_KEY``,
-else the key file in the data directory) before or after its own arguments. Tables are printed
-with rich; an error is one line ``Error: <the server's message>`` on stderr with exit 1.
+accepts ``--admin-url``, ``--api-key`` and ``--data-dir`` before or after its own arguments.
+
+Which server and which key (:func:`resolve_admin_url`, :func:`lookup_api_key`): the admin URL
+is ``--admin-url``, else ``$MOCKD_ADMIN_URL``, else the one the PID file of a running server
+records, else ``http://localhost:4290``. The key is ``--api-key``, else the key of the server
+the PID file describes when that is the server being talked to (its data directory's key file,
+or ``$MOCKD_API_KEY`` when that server takes its key from there), else the key file of
+``--data-dir``, else ``$MOCKD_API_KEY``, else the key file of the default data directory. A 401
+answer names every place looked in. Tables are printed with rich; an error is one line
+``Error: <the server's message>`` on stderr with exit 1.
 
 Source: SPEC "Command-line surface"; behavior notes §15 (``list`` columns and truncation,
 ``add``/``http add`` flags and output, ``stop`` messages).
@@ -13,8 +20,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 import click
 
@@ -38,6 +47,30 @@ class ClientError(click.ClickException):
         click.echo(f"Error: {self.format_message()}", err=True)
 
 
+@dataclass
+class KeyLookup:
+    """The admin key a client command sends, and where it was looked for.
+
+    Attributes:
+        key: the key, or None (no key found, or the server needs none).
+        trail: one entry per place looked in, in order, the last being where ``key`` came
+            from (``PID file ~/.mockd/mockd.pid -> data dir D -> D/admin-api-key``,
+            ``MOCKD_API_KEY not set``).
+    """
+
+    key: str | None = field(repr=False)
+    trail: list[str]
+
+    def describe(self) -> str:
+        """The trail as one line: ``place; place; ...``, ending with whether
+        ``$MOCKD_API_KEY`` is set when the trail did not get that far."""
+        trail = list(self.trail)
+        if not any("MOCKD_API_KEY" in step for step in trail):
+            trail.append("MOCKD_API_KEY set (not used)" if os.environ.get("MOCKD_API_KEY")
+                         else "MOCKD_API_KEY not set")
+        return "; ".join(trail)
+
+
 class AdminClient:
     """A small httpx client for the admin API.
 
@@ -45,13 +78,16 @@ class AdminClient:
         admin_url: base URL (``http://localhost:4290``).
         api_key: sent as ``X-API-Key`` when given.
         timeout: seconds per request.
+        key_lookup: where ``api_key`` was looked for; a 401 answer names it.
     """
 
-    def __init__(self, admin_url: str, api_key: str | None, timeout: float = 15.0):
+    def __init__(self, admin_url: str, api_key: str | None, timeout: float = 15.0,
+                 key_lookup: KeyLookup | None = None):
         import httpx  # imported here: `mockd start` and `--help` never need it
 
         self._http_error = httpx.HTTPError
         self.admin_url = admin_url.rstrip("/")
+        self.key_lookup = key_lookup
         headers = {"X-API-Key": api_key} if api_key else {}
         self._client = httpx.Client(base_url=self.admin_url, headers=headers, timeout=timeout,
                                     trust_env=False)
@@ -59,8 +95,9 @@ class AdminClient:
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
         """Send one request; returns the parsed JSON answer (None for 204).
 
-        Raises :class:`ClientError` with the server's ``message`` for an error status, or a
-        hint when the server cannot be reached.
+        Raises :class:`ClientError` with the server's ``message`` for an error status (for
+        401, followed by where the key was looked for and what to do), or a hint when the
+        server cannot be reached.
         """
         try:
             response = self._client.request(method, path, **kwargs)
@@ -74,7 +111,11 @@ class AdminClient:
                 message = body.get("message") or body.get("error") or response.text
             except ValueError:
                 message = response.text.strip() or response.reason_phrase
-            raise ClientError(f"{message} (HTTP {response.status_code})")
+            message = f"{message} (HTTP {response.status_code})"
+            if response.status_code == 401 and self.key_lookup is not None:
+                message += (f"; looked in: {self.key_lookup.describe()}; pass --api-key or "
+                            f"run 'mockd admin key'")
+            raise ClientError(message)
         if response.status_code == 204 or not response.content:
             return None
         try:
@@ -87,40 +128,191 @@ class AdminClient:
         self._client.close()
 
 
-def resolve_admin_url(context: click.Context, value: str | None) -> str:
-    """Command option > group option > ``$MOCKD_ADMIN_URL`` > ``http://localhost:4290``."""
-    group = (context.find_root().obj or {}) if context else {}
-    return (value or group.get("admin_url") or os.environ.get("MOCKD_ADMIN_URL")
-            or DEFAULT_ADMIN_URL)
+def shown_path(path: Path | str) -> str:
+    """``path`` with the home folder written ``~``, for messages."""
+    text = str(path)
+    home = str(Path.home())
+    return "~" + text[len(home):] if home not in ("", "/") and (
+        text == home or text.startswith(home + os.sep)) else text
 
 
-def resolve_api_key(context: click.Context, value: str | None) -> str | None:
-    """Command option > group option > ``$MOCKD_API_KEY`` > the key file of the default data
-    directory > None."""
-    group = (context.find_root().obj or {}) if context else {}
-    key = value or group.get("api_key") or os.environ.get("MOCKD_API_KEY")
-    if key:
-        return key
+def running_server() -> tuple[Path, dict[str, Any] | None, str]:
+    """The default PID file, its document when its process is alive (else None), and a
+    note for messages when it is not (``none``, ``PID 123 not running``)."""
+    path = daemon.pid_file_path()
+    document = daemon.read_pid_file(path)
+    if document is None:
+        return path, None, "none"
+    if not daemon.process_alive(document["pid"]):
+        return path, None, f"PID {document['pid']} not running"
+    return path, document, ""
+
+
+def _recorded_admin_url(document: dict[str, Any] | None) -> str | None:
+    admin = ((document or {}).get("components") or {}).get("admin") or {}
+    if admin.get("url"):
+        return str(admin["url"])
+    if admin.get("port"):
+        return daemon.local_url(str(admin.get("host") or "127.0.0.1"), int(admin["port"]))
+    return None
+
+
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "::", ""})
+
+
+def same_server(url: str, other: str) -> bool:
+    """Whether two admin URLs reach the same listener on this machine: same port, and the
+    same host or both local (``localhost``, ``127.0.0.1``, ``::1``)."""
+    first, second = urlsplit(url), urlsplit(other)
     try:
-        return api_key_path(default_data_dir()).read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
+        ports = first.port or 80, second.port or 80
+    except ValueError:
+        return False
+    hosts = (first.hostname or "").lower(), (second.hostname or "").lower()
+    return ports[0] == ports[1] and (hosts[0] == hosts[1]
+                                     or (hosts[0] in _LOCAL_HOSTS and hosts[1] in _LOCAL_HOSTS))
+
+
+def _root_options(context: click.Context | None) -> dict[str, Any]:
+    if context is None:
+        return {}
+    root = context.find_root()
+    return root.obj if isinstance(root.obj, dict) else {}
+
+
+def resolve_admin_url(context: click.Context | None, value: str | None) -> str:
+    """Command option > group option > ``$MOCKD_ADMIN_URL`` > the admin URL in the PID file
+    of a running server > ``http://localhost:4290``."""
+    group = _root_options(context)
+    explicit = value or group.get("admin_url") or os.environ.get("MOCKD_ADMIN_URL")
+    if explicit:
+        return explicit
+    _, document, _ = running_server()
+    return _recorded_admin_url(document) or DEFAULT_ADMIN_URL
+
+
+def _read_key(path: Path) -> tuple[str | None, str]:
+    """The key in ``path`` and a note for the trail (``""``, ``missing``, ``empty``, ...)."""
+    try:
+        key = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None, "missing"
+    except OSError as error:
+        return None, f"unreadable: {error.strerror or error}"
+    return (key, "") if key else (None, "empty")
+
+
+def lookup_api_key(context: click.Context | None, value: str | None,
+                   admin_url: str | None = None) -> KeyLookup:
+    """The admin key for a client command talking to ``admin_url`` (None: the URL
+    :func:`resolve_admin_url` gives), and where it was looked for. Order:
+
+    1. ``--api-key`` (command or group option);
+    2. the default PID file, when its server is alive and is the one at ``admin_url``: none
+       for a ``--no-auth`` server, ``$MOCKD_API_KEY`` for a server that takes its key from
+       there, else the key file of its data directory;
+    3. ``<--data-dir>/admin-api-key``;
+    4. ``$MOCKD_API_KEY``;
+    5. the key file of the default data directory (``$MOCKD_DATA_DIR``, XDG, ``~/.local/...``).
+
+    Never raises; a missing or unreadable file is noted in the trail.
+    """
+    group = _root_options(context)
+    explicit = value or group.get("api_key")
+    if explicit:
+        return KeyLookup(explicit, ["--api-key"])
+    target = admin_url or resolve_admin_url(context, None)
+    trail: list[str] = []
+    pid_path, document, note = running_server()
+    place = f"PID file {shown_path(pid_path)}"
+    recorded = _recorded_admin_url(document)
+    environment_key = os.environ.get("MOCKD_API_KEY", "").strip()
+    if document is None:
+        trail.append(f"{place} ({note})")
+    elif recorded is None or not same_server(recorded, target):
+        trail.append(f"{place} (its server's admin API is {recorded}, not {target})")
+    else:
+        key_info = document.get("apiKey") or {}
+        source = key_info.get("source", "file")
+        if source == "none":
+            return KeyLookup(None, [f"{place} (the server runs with --no-auth)"])
+        if source == "MOCKD_API_KEY":
+            step = f"{place} -> the server takes its key from MOCKD_API_KEY"
+            if environment_key:
+                return KeyLookup(environment_key, [step])
+            trail.append(f"{step}, which is not set here")
+        elif document.get("dataDir") or key_info.get("file"):
+            data_dir = document.get("dataDir")
+            key_file = Path(key_info.get("file") or api_key_path(data_dir))
+            step = (f"{place} -> data dir {shown_path(data_dir)} -> {shown_path(key_file)}"
+                    if data_dir else f"{place} -> {shown_path(key_file)}")
+            key, problem = _read_key(key_file)
+            if key:
+                return KeyLookup(key, [step])
+            trail.append(f"{step} ({problem})")
+        else:
+            trail.append(f"{place} (names no data dir)")
+    if group.get("data_dir"):
+        key_file = api_key_path(Path(group["data_dir"]).expanduser())
+        step = f"--data-dir {shown_path(key_file.parent)} -> {shown_path(key_file)}"
+        key, problem = _read_key(key_file)
+        if key:
+            return KeyLookup(key, trail + [step])
+        trail.append(f"{step} ({problem})")
+    if environment_key:
+        return KeyLookup(environment_key, trail + ["MOCKD_API_KEY"])
+    trail.append("MOCKD_API_KEY not set")
+    key_file = api_key_path(default_data_dir())
+    step = f"default data dir -> {shown_path(key_file)}"
+    key, problem = _read_key(key_file)
+    if key:
+        return KeyLookup(key, trail + [step])
+    trail.append(f"{step} ({problem})")
+    return KeyLookup(None, trail)
+
+
+def resolve_api_key(context: click.Context | None, value: str | None,
+                    admin_url: str | None = None) -> str | None:
+    """The key :func:`lookup_api_key` finds (None when none is found or needed)."""
+    return lookup_api_key(context, value, admin_url).key
+
+
+def _remember_data_dir(context: click.Context, parameter: click.Parameter,
+                       value: str | None) -> None:
+    if value is not None:
+        root = context.find_root()
+        root.ensure_object(dict)
+        root.obj["data_dir"] = value
+
+
+def data_dir_option(function: Callable) -> Callable:
+    """``--data-dir D``: where client commands look for the admin key when no running
+    server's PID file names it (kept in the root context; not passed to the command)."""
+    return click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+                        expose_value=False, callback=_remember_data_dir, is_eager=True,
+                        help="Data directory whose admin-api-key to use when the PID file "
+                             "names no running server.")(function)
 
 
 def client_options(function: Callable) -> Callable:
-    """``--admin-url`` and ``--api-key`` on a client command (so they may follow its own
-    arguments)."""
+    """``--admin-url``, ``--api-key`` and ``--data-dir`` on a client command (so they may
+    follow its own arguments)."""
+    function = data_dir_option(function)
     function = click.option("--api-key", "api_key", default=None, metavar="KEY",
                             help="Admin API key (env MOCKD_API_KEY).")(function)
     return click.option("--admin-url", "admin_url", default=None, metavar="URL",
-                        help="Admin API URL (env MOCKD_ADMIN_URL; default "
-                             "http://localhost:4290).")(function)
+                        help="Admin API URL (env MOCKD_ADMIN_URL; default: the running "
+                             "server's, else http://localhost:4290).")(function)
 
 
-def make_client(admin_url: str | None, api_key: str | None) -> AdminClient:
-    """An :class:`AdminClient` for the current command's options."""
+def make_client(admin_url: str | None, api_key: str | None,
+                timeout: float = 15.0) -> AdminClient:
+    """An :class:`AdminClient` for the current command's options (see the module docstring
+    for how the URL and the key are found)."""
     context = click.get_current_context()
-    return AdminClient(resolve_admin_url(context, admin_url), resolve_api_key(context, api_key))
+    url = resolve_admin_url(context, admin_url)
+    lookup = lookup_api_key(context, api_key, url)
+    return AdminClient(url, lookup.key, timeout=timeout, key_lookup=lookup)
 
 
 # ---------------------------------------------------------------------------- list

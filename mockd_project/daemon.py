@@ -72,10 +72,23 @@ def daemon_log_path() -> Path:
     return mockd_home() / "daemon.log"
 
 
+def local_url(host: str, port: int) -> str:
+    """The URL a client on this machine uses to reach a listener bound to ``host``: the
+    loopback address for a wildcard bind (``0.0.0.0`` -> ``127.0.0.1``, ``::`` -> ``[::1]``)."""
+    host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def write_pid_file(path: Path, *, host: str, ports: dict[str, int], config_file: str | None,
-                   mocks_loaded: int) -> None:
-    """Write ``{pid, startTime, version, components: {admin: {enabled, port, host}, engine:
-    {enabled, port, host}}, config: {file?, mocksLoaded}}`` atomically (write then rename).
+                   mocks_loaded: int, data_dir: str | None = None, persist: bool = True,
+                   api_key_source: str = "file") -> None:
+    """Write ``{pid, startTime, version, components: {admin: {enabled, port, host, url},
+    engine: {enabled, port, host}}, config: {file?, mocksLoaded}, dataDir?,
+    persist, apiKey: {source, file?}}`` atomically (write then rename).
+
+    ``apiKey.source`` is ``file`` (then ``apiKey.file`` is ``<data dir>/admin-api-key``),
+    ``MOCKD_API_KEY`` or ``none`` (``--no-auth``): client commands read it to find the key of
+    the server they talk to. The file holds no secret.
 
     A PID file naming another live process is left alone (a second foreground server must not
     take over the file ``mockd stop`` uses for the first)."""
@@ -84,18 +97,30 @@ def write_pid_file(path: Path, *, host: str, ports: dict[str, int], config_file:
         logger.warning("PID file %s belongs to running PID %s; not replacing it", path,
                        current["pid"])
         return
+    admin: dict[str, Any] = {"enabled": "admin" in ports, "port": ports.get("admin"),
+                             "host": host}
+    if "admin" in ports:
+        admin["url"] = local_url(host, ports["admin"])
     document: dict[str, Any] = {
         "pid": os.getpid(),
         "startTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "version": __version__,
         "components": {
-            "admin": {"enabled": "admin" in ports, "port": ports.get("admin"), "host": host},
+            "admin": admin,
             "engine": {"enabled": True, "port": ports.get("data"), "host": host},
         },
         "config": {"mocksLoaded": mocks_loaded},
+        "persist": persist,
+        "apiKey": {"source": api_key_source},
     }
     if config_file:
         document["config"]["file"] = str(Path(config_file).resolve())
+    if data_dir:
+        document["dataDir"] = str(Path(data_dir).resolve())
+        if api_key_source == "file":
+            from mockd_project.auth import api_key_path
+
+            document["apiKey"]["file"] = str(api_key_path(document["dataDir"]))
     try:
         if path.parent == mockd_home():
             ensure_mockd_home()

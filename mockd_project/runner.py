@@ -312,17 +312,36 @@ def prepare(options: RunOptions) -> tuple[Engine, Any]:
 
 
 def setup_django(options: RunOptions) -> None:
-    """Point Django at the data directory (created 0700) and set it up (full mode only)."""
-    data_dir = Path(options.data_dir).expanduser() if options.data_dir else None
+    """Point Django at the data directory (created 0700) and set it up (full mode).
+
+    The settings read ``MOCKD_DATA_DIR`` and ``MOCKD_NO_PERSIST`` when they are first loaded,
+    so this sets both before touching them. When something loaded the settings earlier
+    (``django-admin runmocks``, ``call_command``) and they name another data directory or
+    persistence mode, raises :class:`StartupFailure` (exit 2) instead of serving the wrong
+    folder.
+    """
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mockd_project.settings")
+    from django.conf import settings
+
+    loaded_before = settings.configured
+    # Absolute, so that the paths printed and recorded in the PID file hold from any folder.
+    data_dir = Path(options.data_dir).expanduser().absolute() if options.data_dir else None
     if data_dir is not None:
         os.environ["MOCKD_DATA_DIR"] = str(data_dir)
     if options.no_persist:
         os.environ["MOCKD_NO_PERSIST"] = "1"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mockd_project.settings")
-    from django.conf import settings
 
     import django
 
+    if loaded_before:
+        wrong_dir = (data_dir is not None
+                     and Path(settings.DATA_DIR).resolve() != data_dir.resolve())
+        if wrong_dir or (options.no_persist and settings.PERSIST):
+            raise StartupFailure(
+                EXIT_CONFIG_ERROR,
+                f"Django's settings were loaded for {settings.DATA_DIR} before --data-dir or "
+                f"--no-persist was read; run 'mockd start' or 'python manage.py runmocks' "
+                f"with these options instead")
     ensure_private_dir(Path(settings.DATA_DIR))
     django.setup()
 
@@ -350,6 +369,14 @@ def start_control_plane(options: RunOptions, config: Any) -> int:
     runtime.api_key = (None if options.no_auth
                        else auth.load_or_create_api_key(settings.DATA_DIR))
     return loaded
+
+
+def _api_key_source(options: RunOptions) -> str:
+    """Where the admin key of this server comes from, for the PID file: ``none``
+    (``--no-auth``), ``MOCKD_API_KEY`` or ``file``."""
+    if options.no_auth:
+        return "none"
+    return "MOCKD_API_KEY" if os.environ.get("MOCKD_API_KEY", "").strip() else "file"
 
 
 def _log_capacity(options: RunOptions, config: Any) -> int:
@@ -437,7 +464,9 @@ def run_server(options: RunOptions) -> int:
             from mockd_project import daemon
 
             daemon.write_pid_file(pid_file, host=options.host, ports=runtime.ports,
-                                  config_file=options.config, mocks_loaded=mocks_loaded)
+                                  config_file=options.config, mocks_loaded=mocks_loaded,
+                                  data_dir=runtime.data_dir, persist=runtime.persist,
+                                  api_key_source=_api_key_source(options))
             daemon.ensure_superuser_in_background()
 
     try:

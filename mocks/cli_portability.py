@@ -290,11 +290,7 @@ def _duration(seconds: float) -> str:
 
 def _import_client(admin_url: str | None, api_key: str | None) -> Any:
     """An admin client whose requests may take as long as storing a large import does."""
-    from mockd_project.cli_client import AdminClient, resolve_admin_url, resolve_api_key
-
-    context = click.get_current_context()
-    return AdminClient(resolve_admin_url(context, admin_url),
-                       resolve_api_key(context, api_key), timeout=IMPORT_TIMEOUT_SECONDS)
+    return make_client(admin_url, api_key, timeout=IMPORT_TIMEOUT_SECONDS)
 
 
 def _json_body(payload: Any) -> bytes:

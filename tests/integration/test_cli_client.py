@@ -100,12 +100,17 @@ def test_status(server):
 
 
 def test_client_reads_the_key_from_the_environment(tmp_path):
+    # Another HOME: no PID file and no default key file lead to this server's key.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     with start_server(tmp_path, make_config(), no_auth=False) as secured:
         key = (tmp_path / "data" / "admin-api-key").read_text().strip()
-        denied = run_mockd(["list", "--admin-url", secured.admin], tmp_path)
+        denied = run_mockd(["list", "--admin-url", secured.admin], tmp_path,
+                           HOME=str(elsewhere))
         allowed = run_mockd(["list", "--admin-url", secured.admin], tmp_path,
-                            MOCKD_API_KEY=key)
-        flagged = run_mockd(["list", "--admin-url", secured.admin, "--api-key", key], tmp_path)
+                            MOCKD_API_KEY=key, HOME=str(elsewhere))
+        flagged = run_mockd(["list", "--admin-url", secured.admin, "--api-key", key], tmp_path,
+                            HOME=str(elsewhere))
     assert denied.returncode == 1 and "API key required" in denied.stderr
     assert allowed.returncode == flagged.returncode == 0
 
