@@ -25,9 +25,10 @@ def _env_int(name: str, default: int | None) -> int | None:
 
 def _register_client_commands(group: click.Group) -> None:
     """Add the commands that talk to a running server (list, http add, stateful, oauth, import,
-    export, status, stop). Imported on first use so that ``mockd start``/``engine`` do not pay
-    for httpx, rich and the importers at start-up."""
-    from mockd_project import cli_client
+    export, status, stop) and read its files (admin key, admin password). Imported on first
+    use so that ``mockd start``/``engine`` do not pay for httpx, rich and the importers at
+    start-up."""
+    from mockd_project import cli_admin, cli_client
     from mocks import cli_portability
     from oidc import cli as oidc_cli
     from tables import cli as tables_cli
@@ -36,6 +37,7 @@ def _register_client_commands(group: click.Group) -> None:
     tables_cli.register(group)  # after cli_client: it adds --stateful to `http add` and `add`
     cli_portability.register(group)
     oidc_cli.register(group)
+    cli_admin.register(group)
 
 
 class MockdGroup(click.Group):

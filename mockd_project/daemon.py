@@ -6,7 +6,8 @@ one-time password when none exists).
 
 Files: ``~/.mockd`` is created 0700 and ``daemon.log`` 0600. No secret reaches the log: a
 detached server's stderr is that file, so it prints where the API key and the Django-admin
-password are stored, never their values (:func:`mockd_project.auth.shows_secrets`).
+password are stored, never their values (:func:`mockd_project.auth.shows_secrets`); ``start
+-d`` names those files and the ``mockd admin key``/``password`` commands that print them.
 """
 from __future__ import annotations
 
@@ -222,7 +223,25 @@ def _announce_detached(document: dict[str, Any]) -> None:
     loaded = (document.get("config") or {}).get("mocksLoaded") or 0
     if loaded:
         lines.append(f"Loaded {loaded} mocks")
+    lines.extend(secret_hints(document))
     print("\n".join(lines), flush=True)
+
+
+def secret_hints(document: dict[str, Any]) -> list[str]:
+    """Where the admin key and the Django admin password of the server a PID file describes
+    are, and the commands that print them; never the secrets themselves."""
+    key = document.get("apiKey") or {}
+    source = key.get("source")
+    lines = []
+    if source == "file" and key.get("file"):
+        lines.append(f"Admin API key: stored in {key['file']} (print it with 'mockd admin key')")
+    elif source == "MOCKD_API_KEY":
+        lines.append("Admin API key: from MOCKD_API_KEY")
+    admin_port = ((document.get("components") or {}).get("admin") or {}).get("port")
+    if admin_port:
+        lines.append(f"Django admin:  http://localhost:{admin_port}/admin/ (user and password: "
+                     f"'mockd admin password')")
+    return lines
 
 
 def _tail(path: Path, lines: int = 15) -> str:
@@ -306,19 +325,20 @@ def _ensure_superuser() -> None:
 
 
 def _password_announcement(password: str) -> str:
-    """The line announcing the superuser: with the password on a terminal; else the password
-    is written 0600 into the data directory and the line names that file."""
+    """The line announcing the superuser. The password is always written 0600 into the data
+    directory (``mockd admin password`` reads it there); the line shows it only on a
+    terminal and otherwise names that file."""
     from django.conf import settings
 
     from mockd_project.auth import shows_secrets
 
-    if shows_secrets():
-        return (f"Django admin: user 'admin', one-time password {password} "
-                f"(change it at /admin/password_change/)")
     path = Path(settings.DATA_DIR) / ADMIN_PASSWORD_FILE_NAME
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         os.fchmod(handle.fileno(), 0o600)
         handle.write(password + "\n")
+    if shows_secrets():
+        return (f"Django admin: user 'admin', one-time password {password} "
+                f"(change it at /admin/password_change/)")
     return (f"Django admin: user 'admin', one-time password stored in {path} "
             f"(change it at /admin/password_change/)")

@@ -312,7 +312,8 @@ def prepare(options: RunOptions) -> tuple[Engine, Any]:
 
 
 def setup_django(options: RunOptions) -> None:
-    """Point Django at the data directory (created 0700) and set it up (full mode).
+    """Point Django at the data directory (created 0700) and set it up (full mode and the
+    ``mockd admin`` commands).
 
     The settings read ``MOCKD_DATA_DIR`` and ``MOCKD_NO_PERSIST`` when they are first loaded,
     so this sets both before touching them. When something loaded the settings earlier
@@ -344,6 +345,19 @@ def setup_django(options: RunOptions) -> None:
                 f"with these options instead")
     ensure_private_dir(Path(settings.DATA_DIR))
     django.setup()
+
+
+def setup_admin_database(options: RunOptions) -> Path:
+    """Set Django up for ``options``' data directory (:func:`setup_django`) and bring its
+    database schema up to date; returns the data directory. For commands that read or
+    change the stored admin data without serving (``mockd admin password --reset``).
+    Raises :class:`StartupFailure` as :func:`setup_django` does."""
+    from django.conf import settings
+    from django.core.management import call_command
+
+    setup_django(options)
+    call_command("migrate", verbosity=0, interactive=False)
+    return Path(settings.DATA_DIR)
 
 
 def start_control_plane(options: RunOptions, config: Any) -> int:

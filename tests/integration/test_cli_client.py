@@ -143,7 +143,9 @@ def test_start_detached_then_stop(tmp_path):
         assert output.splitlines() == [
             f"mockd started in background (PID {document['pid']})",
             f"Admin API:   http://localhost:{admin_port}",
-            f"Mock server: http://localhost:{port}", "Loaded 1 mocks"]
+            f"Mock server: http://localhost:{port}", "Loaded 1 mocks",
+            f"Django admin:  http://localhost:{admin_port}/admin/ (user and password: "
+            f"'mockd admin password')"]
         assert document["components"]["admin"]["port"] == admin_port
         assert document["components"]["engine"]["port"] == port
         assert document["config"]["mocksLoaded"] == 1
