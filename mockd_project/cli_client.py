@@ -441,7 +441,7 @@ def build_http_mock(*, name: str | None, method: str, path: str | None,
     if headers:
         response["headers"] = _pairs(headers, "-H/--header")
     if body_file:
-        response["bodyFile"] = str(Path(body_file).expanduser().resolve())
+        response["body"] = read_body_file(body_file, response.get("headers") or {})
     elif body is not None:
         response["body"] = body
     if delay:
@@ -455,11 +455,85 @@ def build_http_mock(*, name: str | None, method: str, path: str | None,
     return mock
 
 
+def read_body_file(path: str, headers: dict[str, str]) -> Any:
+    """The response body ``--body-file`` gives: the file's content, sent inline (the server
+    reads ``bodyFile`` paths only inside its config folder and data directory). Parsed JSON
+    when the ``Content-Type`` header among ``headers`` names JSON and the content parses;
+    else the text. Raises :class:`ClientError` when the file cannot be read or is not UTF-8
+    text."""
+    file = Path(path).expanduser()
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ClientError(f"--body-file {path}: not UTF-8 text; serve binary files with "
+                          f"bodyFile in a config file next to them") from None
+    except OSError as error:
+        raise ClientError(f"--body-file {path}: cannot read it "
+                          f"({error.strerror or error})") from None
+    content_type = next((value for name, value in headers.items()
+                         if name.lower() == "content-type"), "")
+    if "json" in content_type.lower():
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return text
+
+
+#: Matcher keys that place a mock (its route); every other matcher key is a condition.
+ROUTE_KEYS = frozenset({"method", "path", "pathPattern"})
+
+
+def matcher_conditions(matcher: dict[str, Any]) -> dict[str, Any]:
+    """The conditions of a matcher besides its method and path (headers, query parameters,
+    body and JSONPath conditions), empty values left out."""
+    return {key: value for key, value in (matcher or {}).items()
+            if key not in ROUTE_KEYS and value not in (None, "", {}, [])}
+
+
 def _same_route(mock: dict[str, Any], method: str, path: str | None,
                 path_pattern: str | None) -> bool:
     matcher = ((mock.get("http") or {}).get("matcher")) or {}
     return (str(matcher.get("method") or "").upper() == method.upper()
             and matcher.get("path") == path and matcher.get("pathPattern") == path_pattern)
+
+
+def _describe_conditions(mock: dict[str, Any]) -> str:
+    """``'id' (name) matching on headers, bodyJsonPath`` for messages."""
+    text = f"'{mock['id']}'" + (f" ({mock['name']})" if mock.get("name") else "")
+    conditions = sorted(matcher_conditions(mock["http"]["matcher"]))
+    return text + (f" matching on {', '.join(conditions)}" if conditions
+                   else " with no other conditions")
+
+
+def mock_to_update(listed: list[dict[str, Any]], document: dict[str, Any], *,
+                   replace: bool) -> dict[str, Any] | None:
+    """The stored mock that adding ``document`` (an HTTP mock) updates, or None to create one.
+
+    Among ``listed`` mocks with the same method and path (or path pattern): the one whose
+    other conditions equal the new matcher's is updated. When every such mock has other
+    conditions, adding would drop them: with ``replace`` the first is updated, otherwise
+    :class:`ClientError` names them and says what to pass (``--replace`` or
+    ``--allow-duplicate``).
+    """
+    matcher = document["http"]["matcher"]
+    method = str(matcher.get("method") or "")
+    same = [item for item in listed
+            if _same_route(item, method, matcher.get("path"), matcher.get("pathPattern"))]
+    if not same:
+        return None
+    wanted = matcher_conditions(matcher)
+    for item in same:
+        if matcher_conditions(item["http"]["matcher"]) == wanted:
+            return item
+    if replace:
+        return same[0]
+    route = f"{method or '*'} {matcher.get('path') or matcher.get('pathPattern')}"
+    described = "; ".join(_describe_conditions(item) for item in same)
+    raise ClientError(f"{route} already has {'a mock' if len(same) == 1 else 'mocks'} with "
+                      f"other conditions: {described}; this add would replace "
+                      f"'{same[0]['id']}' and drop its conditions. Pass --replace to replace "
+                      f"it, or --allow-duplicate to add a new mock beside it")
 
 
 def http_add_options(function: Callable) -> Callable:
@@ -473,7 +547,8 @@ def http_add_options(function: Callable) -> Callable:
                      show_default=True, help="Response status."),
         click.option("-b", "--body", default=None, help="Response body (templates allowed)."),
         click.option("--body-file", type=click.Path(dir_okay=False), default=None,
-                     help="File whose content is the response body."),
+                     help="File whose content is the response body (read now and sent "
+                          "inline; JSON when -H 'Content-Type: application/json')."),
         click.option("-H", "--header", "headers", multiple=True, metavar="NAME:VALUE",
                      help="Response header (repeatable)."),
         click.option("--match-header", "match_headers", multiple=True, metavar="NAME:VALUE",
@@ -488,6 +563,9 @@ def http_add_options(function: Callable) -> Callable:
                      help="Added latency in milliseconds."),
         click.option("--allow-duplicate", is_flag=True,
                      help="Create a new mock even if one has the same method and path."),
+        click.option("--replace", is_flag=True,
+                     help="Replace the mock with the same method and path even when its "
+                          "other conditions (headers, query, body) differ."),
         click.option("--json", "as_json", is_flag=True, help="Print the created mock as JSON."),
     ]
     for option in reversed(options):
@@ -497,6 +575,9 @@ def http_add_options(function: Callable) -> Callable:
 
 def run_http_add(options: dict[str, Any]) -> None:
     """Create (or, for the same method + path, update) one HTTP mock and print the result.
+
+    An existing mock with the same method and path but other conditions is not replaced
+    unless ``--replace`` is given (see :func:`mock_to_update`).
 
     ``options`` are the command's; an optional ``mock_adjusters`` sequence of callables
     (set by flags other modules add, e.g. ``--table``) each reshape the mock document before
@@ -527,8 +608,7 @@ def run_http_add(options: dict[str, Any]) -> None:
         existing = None
         if not options["allow_duplicate"]:
             listed = client.request("GET", "/mocks", params={"type": "http"})["mocks"]
-            existing = next((item for item in listed if _same_route(
-                item, options["method"], options["path"], options["path_pattern"])), None)
+            existing = mock_to_update(listed, mock, replace=options.get("replace", False))
         if existing is not None:
             if not options["name"] and existing.get("name"):
                 mock["name"] = existing["name"]
@@ -567,7 +647,7 @@ def http_group() -> None:
 @http_group.command("add")
 @http_add_options
 def http_add(**options: Any) -> None:
-    """Add an HTTP mock (the same method + path updates the existing one)."""
+    """Add an HTTP mock (the same method + path and conditions updates the existing one)."""
     run_http_add(options)
 
 

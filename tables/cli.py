@@ -5,7 +5,9 @@
 * ``mockd http add --path /api/users --stateful users`` (also ``mockd add``) creates the
   table when it is missing and five mocks bound to it with ``http.statefulBinding``:
   ``GET`` and ``POST`` on the path (list, create), ``GET``, ``PUT`` and ``DELETE`` on
-  ``<path>/{id}`` (get, update, delete). A mock with the same method and path is updated.
+  ``<path>/{id}`` (get, update, delete). A mock with the same method and path is updated;
+  one that also has other conditions (headers, query, body) is refused before anything is
+  written, unless ``--replace`` (``mockd_project.cli_client.mock_to_update``).
 * ``mockd http add --path /api/users/{id} --table users [--bind get]`` creates one mock bound
   to the existing table ``users`` (``http.statefulBinding: {table, action}``); without
   ``--bind`` the action follows from the method and whether the path ends in a ``{param}``
@@ -38,7 +40,8 @@ from typing import Any, Callable
 
 import click
 
-from mockd_project.cli_client import ClientError, client_options, make_client
+from mockd_project.cli_client import (ClientError, client_options, make_client,
+                                      mock_to_update)
 
 from tables.config import ACTIONS, ID_STRATEGIES
 from tables.operations_cli import custom_group
@@ -105,15 +108,18 @@ def add_stateful_crud(table: str, options: dict[str, Any]) -> None:
     client = make_client(options.get("admin_url"), options.get("api_key"))
     created_table = False
     try:
+        listed = client.request("GET", "/mocks", params={"type": "http"})["mocks"]
+        # Every mock is checked before anything is written: a refusal (a mock on the same
+        # route with other conditions, without --replace) leaves the server as it was.
+        documents = crud_mock_documents(table, path)
+        targets = [mock_to_update(listed, document, replace=options.get("replace", False))
+                   for document in documents]
         existing_tables = client.request("GET", "/state")["resourceList"]
         if table not in existing_tables:
             client.request("POST", "/state/resources", json={"name": table})
             created_table = True
-        listed = client.request("GET", "/mocks", params={"type": "http"})["mocks"]
         saved = []
-        for document in crud_mock_documents(table, path):
-            matcher = document["http"]["matcher"]
-            same = next((mock for mock in listed if _same_route(mock, matcher)), None)
+        for document, same in zip(documents, targets):
             if same is not None:
                 answer = client.request("PUT", f"/mocks/{same['id']}", json=document)
                 saved.append(("Updated", answer.get("mock", answer)))
@@ -132,12 +138,6 @@ def add_stateful_crud(table: str, options: dict[str, Any]) -> None:
         click.echo(f"{verb} mock: {mock['id']}")
         click.echo(f"  Method: {matcher.get('method')}  Path: {matcher.get('path')}  "
                    f"Action: {binding.get('action')}")
-
-
-def _same_route(mock: dict[str, Any], matcher: dict[str, Any]) -> bool:
-    current = ((mock.get("http") or {}).get("matcher")) or {}
-    return (str(current.get("method") or "").upper() == matcher["method"]
-            and current.get("path") == matcher["path"] and not current.get("pathPattern"))
 
 
 #: Actions ``--bind`` accepts: ``custom`` runs an operation, which is ``--stateful-operation``.

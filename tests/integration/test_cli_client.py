@@ -169,3 +169,84 @@ def test_start_detached_then_stop(tmp_path):
             except (ProcessLookupError, ValueError):
                 pass
             time.sleep(0.2)
+
+
+def test_http_add_refuses_to_drop_the_conditions_of_a_mock_on_the_same_route(server):
+    with server.admin_client() as admin:
+        created = admin.post("/mocks", json=http_mock(
+            "guarded", "POST", "/cli/guarded", status=201, body="admin",
+            matcher={"headers": {"Authorization": "Bearer admin-*"},
+                     "bodyJsonPath": {"$.role": "admin"}}))
+    assert created.status_code == 201, created.text
+    refused = cli(server, "http", "add", "-m", "POST", "--path", "/cli/guarded", "-b", "plain")
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        "Error: POST /cli/guarded already has a mock with other conditions: 'guarded' matching "
+        "on bodyJsonPath, headers; this add would replace 'guarded' and drop its conditions. "
+        "Pass --replace to replace it, or --allow-duplicate to add a new mock beside it")
+    with server.client() as client:
+        kept = client.post("/cli/guarded", headers={"Authorization": "Bearer admin-1"},
+                           json={"role": "admin"})
+    assert kept.status_code == 201 and kept.text == "admin"
+
+    replaced = cli(server, "http", "add", "-m", "POST", "--path", "/cli/guarded", "-b", "plain",
+                   "--replace")
+    assert replaced.returncode == 0, replaced.stderr
+    assert replaced.stdout.splitlines()[0] == "Updated mock: guarded"
+    with server.client() as client:
+        assert client.post("/cli/guarded").text == "plain"
+    # The same conditions again: an update, as for a mock without conditions.
+    same = cli(server, "http", "add", "-m", "POST", "--path", "/cli/guarded", "-b", "again")
+    assert same.returncode == 0 and same.stdout.startswith("Updated mock: guarded")
+
+
+def test_http_add_stateful_refuses_before_writing_anything(server):
+    with server.admin_client() as admin:
+        admin.post("/mocks", json=http_mock("vip-only", "POST", "/cli/members", body="vip",
+                                            matcher={"queryParams": {"tier": "vip"}}))
+    refused = cli(server, "http", "add", "--stateful", "members", "--path", "/cli/members")
+    assert refused.returncode == 1
+    assert "'vip-only' matching on queryParams" in refused.stderr
+    with server.admin_client() as admin:
+        assert "members" not in admin.get("/state").json()["resourceList"]
+        paths = [mock["http"]["matcher"].get("path") for mock in admin.get("/mocks").json()["mocks"]]
+    assert paths.count("/cli/members") == 1 and "/cli/members/{id}" not in paths
+    created = cli(server, "http", "add", "--stateful", "teams", "--path", "/cli/teams")
+    assert created.returncode == 0, created.stderr
+
+
+@pytest.mark.parametrize("slug, content_type, content, served", [
+    pytest.param("json", "application/json", '{"ok": true}', {"ok": True},
+                 id="JSON content type"),
+    pytest.param("text", None, '{"ok": true}', '{"ok": true}', id="no content type: text"),
+    pytest.param("bad", "application/json", "not json", "not json",
+                 id="JSON type, text content"),
+    pytest.param("tpl", "text/plain", "hello {{request.path}}", "hello /cli/file-tpl",
+                 id="template"),
+])
+def test_http_add_body_file_sends_the_file_content(server, tmp_path, slug, content_type,
+                                                   content, served):
+    body_file = tmp_path / "outside" / "body.txt"  # in none of the server's folders
+    body_file.parent.mkdir()
+    body_file.write_text(content)
+    headers = ["-H", f"Content-Type: {content_type}"] if content_type else []
+    added = cli(server, "http", "add", "--path", f"/cli/file-{slug}", "--body-file",
+                str(body_file), *headers, "--json")
+    assert added.returncode == 0, added.stderr
+    response = json.loads(added.stdout)["http"]["response"]
+    assert "bodyFile" not in response and response["body"] == (
+        served if isinstance(served, dict) else content)
+    with server.client() as client:
+        answer = client.get(f"/cli/file-{slug}")
+    assert answer.status_code == 200
+    if isinstance(served, dict):
+        assert answer.json() == served
+    else:
+        assert answer.text == served
+
+
+def test_http_add_body_file_that_cannot_be_read_is_one_line(server, tmp_path):
+    missing = cli(server, "http", "add", "--path", "/cli/nofile", "--body-file",
+                  str(tmp_path / "nope.json"))
+    assert missing.returncode == 1
+    assert missing.stderr.startswith(f"Error: --body-file {tmp_path / 'nope.json'}: cannot read")
