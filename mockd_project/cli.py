@@ -163,7 +163,11 @@ def child_argv(context: click.Context, drop: frozenset[str] = frozenset()) -> li
 
 def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server,
            log_level, detach=False, pid_file=None, max_log_entries=None,
-           no_persist=False, cors_origins=None, allow_body_files_anywhere=False) -> None:
+           no_persist=False, cors_origins=None, allow_body_files_anywhere=False,
+           merge=False) -> None:
+    if merge and not config:
+        raise click.UsageError("--merge needs -c/--config: it adds the file's mocks to the "
+                               "stored ones")
     if detach:
         from mockd_project import daemon
 
@@ -179,7 +183,7 @@ def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, serve
                          server=server, log_level=_level(log_level, "warning"),
                          pid_file=pid_file, max_log_entries=max_log_entries,
                          no_persist=no_persist, cors_origins=_cors_origins(cors_origins),
-                         allow_body_files_anywhere=allow_body_files_anywhere)
+                         allow_body_files_anywhere=allow_body_files_anywhere, merge=merge)
     sys.exit(run_server(options))
 
 
@@ -211,12 +215,16 @@ def _start_command(name: str, help_text: str):
     @click.option("--no-persist", is_flag=True,
                   help="Keep definitions in memory only (nothing written to the data dir "
                        "but the API key).")
+    @click.option("--merge", is_flag=True,
+                  help="With -c: also load the stored mocks the file does not define (added "
+                       "at run time); a stored mock with a file mock's id is replaced by the "
+                       "file's. Without it, -c replaces the stored definitions.")
     def command(config, host, engine_port, allow_body_files_anywhere, server, log_level,
                 cors_origins, port, admin_port, data_dir, no_auth, detach, pid_file,
-                max_log_entries, no_persist):
+                max_log_entries, no_persist, merge):
         _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server, log_level,
                detach, pid_file, max_log_entries, no_persist, cors_origins,
-               allow_body_files_anywhere)
+               allow_body_files_anywhere, merge)
 
     return command
 

@@ -82,14 +82,15 @@ def local_url(host: str, port: int) -> str:
 
 def write_pid_file(path: Path, *, host: str, ports: dict[str, int], config_file: str | None,
                    mocks_loaded: int, data_dir: str | None = None, persist: bool = True,
-                   api_key_source: str = "file") -> None:
+                   api_key_source: str = "file", dropped_mocks: int = 0) -> None:
     """Write ``{pid, startTime, version, components: {admin: {enabled, port, host, url},
-    engine: {enabled, port, host}}, config: {file?, mocksLoaded}, dataDir?,
+    engine: {enabled, port, host}}, config: {file?, mocksLoaded, droppedMocks?}, dataDir?,
     persist, apiKey: {source, file?}}`` atomically (write then rename).
 
     ``apiKey.source`` is ``file`` (then ``apiKey.file`` is ``<data dir>/admin-api-key``),
     ``MOCKD_API_KEY`` or ``none`` (``--no-auth``): client commands read it to find the key of
-    the server they talk to. The file holds no secret.
+    the server they talk to. The file holds no secret. ``config.droppedMocks`` counts the
+    stored mocks ``-c`` left out (:func:`dropped_mocks_note`).
 
     A PID file naming another live process is left alone (a second foreground server must not
     take over the file ``mockd stop`` uses for the first)."""
@@ -116,6 +117,8 @@ def write_pid_file(path: Path, *, host: str, ports: dict[str, int], config_file:
     }
     if config_file:
         document["config"]["file"] = str(Path(config_file).resolve())
+    if dropped_mocks:
+        document["config"]["droppedMocks"] = dropped_mocks
     if data_dir:
         document["dataDir"] = str(Path(data_dir).resolve())
         if api_key_source == "file":
@@ -223,8 +226,21 @@ def _announce_detached(document: dict[str, Any]) -> None:
     loaded = (document.get("config") or {}).get("mocksLoaded") or 0
     if loaded:
         lines.append(f"Loaded {loaded} mocks")
+    dropped = (document.get("config") or {}).get("droppedMocks") or 0
+    if dropped:
+        lines.append(dropped_mocks_note(dropped))
     lines.extend(secret_hints(document))
     print("\n".join(lines), flush=True)
+
+
+def dropped_mocks_note(count: int) -> str:
+    """The start banner's line when ``-c`` leaves out ``count`` stored mocks (behavior notes
+    §15: with ``--config`` the run starts from the file)."""
+    if count == 1:
+        return ("1 mock added at run time is not loaded because -c was given; use --merge to "
+                "keep it")
+    return (f"{count} mocks added at run time are not loaded because -c was given; use --merge "
+            f"to keep them")
 
 
 def secret_hints(document: dict[str, Any]) -> list[str]:

@@ -84,6 +84,8 @@ class RunOptions:
         max_log_entries: request-log capacity (None: ``serverConfig.maxLogEntries``, else
             ``$MOCKD_MAX_LOG_ENTRIES``, else 1000).
         no_persist: keep definitions in memory only (full mode).
+        merge: with ``config``, keep the stored mocks the file does not define (added at run
+            time) after the file's, instead of replacing every stored definition (full mode).
         pid_file: PID file path (full mode; None = ``~/.mockd/mockd.pid``).
         cors_origins: origins CORS allows on the mock server (``--cors-origins``), overriding
             ``serverConfig.cors.allowOrigins``; None keeps the config's or the default.
@@ -106,6 +108,7 @@ class RunOptions:
     max_body_size: int | None = None
     max_log_entries: int | None = None
     no_persist: bool = False
+    merge: bool = False
     pid_file: str | None = None
     cors_origins: list[str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -360,12 +363,14 @@ def setup_admin_database(options: RunOptions) -> Path:
     return Path(settings.DATA_DIR)
 
 
-def start_control_plane(options: RunOptions, config: Any) -> int:
+def start_control_plane(options: RunOptions, config: Any) -> tuple[int, int]:
     """Full mode, after Django is set up: migrate the database, load the definitions into the
-    engine (the ``-c`` file replaces the stored ones, notes §15), prepare the API key.
+    engine (the ``-c`` file replaces the stored ones, notes §15; with ``--merge`` the stored
+    mocks it does not define are kept after the file's), prepare the API key.
 
-    Returns the number of mocks loaded. Raises :class:`StartupFailure` (exit 2) when the stored
-    or given definitions do not compile.
+    Returns ``(mocks loaded, stored mocks dropped)``: the second counts the mocks added at run
+    time that ``-c`` without ``--merge`` leaves out (0 otherwise). Raises
+    :class:`StartupFailure` (exit 2) when the stored or given definitions do not compile.
     """
     from django.conf import settings
     from django.core.management import call_command
@@ -374,15 +379,17 @@ def start_control_plane(options: RunOptions, config: Any) -> int:
     from mocks import services
 
     call_command("migrate", verbosity=0, interactive=False)
+    dropped = (len(services.stored_mocks_beside(config))
+               if config is not None and not options.merge else 0)
     try:
-        loaded = services.start_from(config)
+        loaded = services.start_from(config, merge=options.merge)
     except services.AdminError as error:
         raise StartupFailure(EXIT_CONFIG_ERROR, f"config error: {error.message}") from None
     runtime.data_dir = str(settings.DATA_DIR)
     runtime.persist = not options.no_persist
     runtime.api_key = (None if options.no_auth
                        else auth.load_or_create_api_key(settings.DATA_DIR))
-    return loaded
+    return loaded, dropped
 
 
 def _api_key_source(options: RunOptions) -> str:
@@ -433,10 +440,11 @@ def run_server(options: RunOptions) -> int:
     if control_socket is not None and token is not None:
         apps.append(("control", EngineControlApp(control, token.value), control_socket))
     mocks_loaded = engine.snapshot.mock_count
+    mocks_dropped = 0
     if options.full:
         try:
             setup_django(options)
-            mocks_loaded = start_control_plane(options, config)
+            mocks_loaded, mocks_dropped = start_control_plane(options, config)
         except StartupFailure as failure:
             print(failure.message, file=sys.stderr)
             return failure.exit_code
@@ -467,6 +475,10 @@ def run_server(options: RunOptions) -> int:
             lines = [f"Mock server running on {_url(options.host, data_port)}"]
             if options.full:
                 lines.append(f"Admin API running on {_url(options.host, runtime.ports['admin'])}")
+            if mocks_dropped:
+                from mockd_project import daemon
+
+                lines.append(daemon.dropped_mocks_note(mocks_dropped))
             lines.append("Press Ctrl+C to stop")
             print("\n".join(lines), file=sys.stderr if options.print_url else sys.stdout,
                   flush=True)
@@ -480,7 +492,8 @@ def run_server(options: RunOptions) -> int:
             daemon.write_pid_file(pid_file, host=options.host, ports=runtime.ports,
                                   config_file=options.config, mocks_loaded=mocks_loaded,
                                   data_dir=runtime.data_dir, persist=runtime.persist,
-                                  api_key_source=_api_key_source(options))
+                                  api_key_source=_api_key_source(options),
+                                  dropped_mocks=mocks_dropped)
             daemon.ensure_superuser_in_background()
 
     try:

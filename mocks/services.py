@@ -20,6 +20,7 @@ behavior notes §1 (Mocks, Configuration, Workspaces), §12 (base paths), §14, 
 """
 from __future__ import annotations
 
+import json
 import re
 import threading
 from dataclasses import dataclass
@@ -900,17 +901,53 @@ def _store_named(model: Any, items: list[Any], workspace: str,
                                                            "position": start + index + 1})
 
 
-def start_from(config: ConfigFile | None) -> int:
+def _definition_key(row: Mock) -> str:
+    """What a stored mock row defines, without its id, place and timestamps."""
+    return json.dumps([row.type, row.name, row.description, row.enabled, row.config],
+                      sort_keys=True, default=str)
+
+
+def stored_mocks_beside(config: ConfigFile) -> list[str]:
+    """Ids of the stored mocks that are not among ``config``'s mocks, neither by id nor by
+    definition (a file mock without an id gets a new one on every load): mocks added at run
+    time, or by an earlier file. In stored order; reads only."""
+    file_ids = {mock.id for mock in config.mocks}
+    file_keys = set()
+    for mock in config.mocks:
+        row = Mock()
+        _apply_to_row(row, mock, keep_workspace=True)
+        file_keys.add(_definition_key(row))
+    return [row.id for row in Mock.objects.exclude(id__in=file_ids).order_by("position", "id")
+            if _definition_key(row) not in file_keys]
+
+
+def start_from(config: ConfigFile | None, *, merge: bool = False) -> int:
     """Start-up (behavior notes §15): with ``-c`` the file is the starting point (stored mocks
     and table definitions are replaced by the file's); without, the stored definitions are
-    loaded. Pushes the result to the engine; returns the number of mocks loaded."""
+    loaded. With ``merge`` (``--merge``) the stored mocks of :func:`stored_mocks_beside` are
+    kept after the file's, with their extend bindings, and stored tables and custom operations
+    the file does not name; a stored mock with the id (or the definition) of a file mock is
+    replaced by the file's. Pushes the result to the engine; returns the number of mocks
+    loaded."""
     ensure_default_workspace()
     if config is not None:
+        kept = stored_mocks_beside(config) if merge else []
+
         def change() -> None:
-            Mock.objects.all().delete()
-            Table.objects.all().delete()
-            Binding.objects.all().delete()
-            CustomOperation.objects.all().delete()
+            Mock.objects.exclude(id__in=kept).delete()
+            if merge:
+                kept_ids = set(kept)
+                Binding.objects.filter(id__in=[
+                    binding.id for binding in Binding.objects.all()
+                    if (binding.config or {}).get("mock") not in kept_ids]).delete()
+                rows = Mock.objects.in_bulk(kept)
+                for position, mock_id in enumerate(kept, start=len(config.mocks)):
+                    rows[mock_id].position = position
+                Mock.objects.bulk_update(list(rows.values()), ["position"])
+            else:
+                Table.objects.all().delete()
+                Binding.objects.all().delete()
+                CustomOperation.objects.all().delete()
             now = django_timezone.now()
             for position, mock in enumerate(config.mocks):
                 workspace = mock.workspace_id or DEFAULT_WORKSPACE_ID
@@ -923,8 +960,10 @@ def start_from(config: ConfigFile | None) -> int:
             _store_named(Table, config.tables, DEFAULT_WORKSPACE_ID, Table.KIND_TABLE)
             _store_named(Table, config.stateful_resources, DEFAULT_WORKSPACE_ID,
                          Table.KIND_STATEFUL_RESOURCE)
+            first = (Binding.objects.aggregate(highest=Max("position"))["highest"] or 0) + 1 \
+                if merge else 0
             Binding.objects.bulk_create([
-                Binding(workspace_id=DEFAULT_WORKSPACE_ID, position=index,
+                Binding(workspace_id=DEFAULT_WORKSPACE_ID, position=first + index,
                         config=config_document(binding))
                 for index, binding in enumerate(config.extend)])
             _store_named(CustomOperation, config.custom_operations, DEFAULT_WORKSPACE_ID, None)

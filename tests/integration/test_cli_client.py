@@ -209,7 +209,8 @@ def test_http_add_stateful_refuses_before_writing_anything(server):
     assert "'vip-only' matching on queryParams" in refused.stderr
     with server.admin_client() as admin:
         assert "members" not in admin.get("/state").json()["resourceList"]
-        paths = [mock["http"]["matcher"].get("path") for mock in admin.get("/mocks").json()["mocks"]]
+        paths = [mock["http"]["matcher"].get("path")
+                 for mock in admin.get("/mocks").json()["mocks"]]
     assert paths.count("/cli/members") == 1 and "/cli/members/{id}" not in paths
     created = cli(server, "http", "add", "--stateful", "teams", "--path", "/cli/teams")
     assert created.returncode == 0, created.stderr
