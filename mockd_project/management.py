@@ -42,10 +42,12 @@ class AliasCommand(BaseCommand):
             pass
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """One catch-all argument: ``call_command`` hands its strings to the click command."""
         parser.add_argument("args", nargs=argparse.REMAINDER,
                             help=f"options of the command; see 'manage.py {self.alias} --help'")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        """``call_command(NAME, *args)``: runs the click command with ``args``; exits."""
         from mockd_project.cli import run_management_alias
 
         run_management_alias(self.alias, list(args), sys.argv[0])
