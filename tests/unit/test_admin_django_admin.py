@@ -7,24 +7,13 @@ import json
 import pytest
 from django.test import Client
 
-from mockd_project.runtime import runtime
 from mocks import services
-from mocks.engine.control import EngineControl
 from mocks.engine.core import Engine
 from mocks.models import Mock
 from tests.helpers import http_mock, make_request
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-
-@pytest.fixture
-def engine():
-    engine = Engine()
-    previous = runtime.control
-    runtime.control = EngineControl(engine)
-    services.ensure_default_workspace()
-    yield engine
-    runtime.control = previous
 
 
 @pytest.fixture

@@ -6,24 +6,12 @@ import re
 
 import pytest
 
-from mockd_project.runtime import runtime
 from mocks import folders, preferences, services
-from mocks.engine.control import EngineControl
-from mocks.engine.core import Engine
 from mocks.models import Folder, Mock
 from tests.helpers import http_mock
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-
-@pytest.fixture
-def engine():
-    engine = Engine()
-    previous = runtime.control
-    runtime.control = EngineControl(engine)
-    services.ensure_default_workspace()
-    yield engine
-    runtime.control = previous
 
 
 def test_create_folder_has_the_documented_shape(engine):

@@ -5,25 +5,13 @@ from __future__ import annotations
 import pytest
 from django.db import DatabaseError, transaction
 
-from mockd_project.runtime import runtime
 from mocks import services
-from mocks.engine.control import EngineControl
 from mocks.engine.core import Engine
 from mocks.models import Mock, Workspace
 from tests.helpers import http_mock, make_request
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-
-@pytest.fixture
-def engine():
-    """An in-process engine behind ``runtime.control`` for the duration of a test."""
-    engine = Engine()
-    previous = runtime.control
-    runtime.control = EngineControl(engine)
-    services.ensure_default_workspace()
-    yield engine
-    runtime.control = previous
 
 
 def served(engine: Engine, path: str, method: str = "GET") -> str | None:

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mocks.loader import validate_config
-from mocks.engine.matching import MatchIndex, near_misses
-from mocks.protocols.http.matcher import compile_matcher, precedence_key
+from mocks.engine.matching import near_misses
+from mocks.protocols.http.matcher import precedence_key
 from mocks.engine.snapshot import compile_snapshot
 from tests.helpers import http_mock, make_config, make_request
 
