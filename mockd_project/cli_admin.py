@@ -66,13 +66,7 @@ def admin_key(data_dir: str | None) -> None:
         click.echo(key)
         return
     path = api_key_path(folder)
-    try:
-        key = path.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        key = ""
-    except OSError as error:
-        raise ClientError(f"cannot read {shown_path(path)}: {error.strerror or error}") \
-            from None
+    key = _read_secret(path)
     if not key:
         raise ClientError(f"no admin API key in {shown_path(path)}: no server has started "
                           f"with this data directory yet; pass the server's --data-dir")
@@ -140,13 +134,7 @@ def admin_password(data_dir: str | None, reset: bool) -> None:
         click.echo(f"Password: {password}")
         click.echo(f"(new password stored in {shown_path(path)})")
         return
-    try:
-        password = path.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        password = ""
-    except OSError as error:
-        raise ClientError(f"cannot read {shown_path(path)}: {error.strerror or error}") \
-            from None
+    password = _read_secret(path)
     if not password:
         raise ClientError(f"no Django admin password in {shown_path(path)}: no server has "
                           f"started with this data directory yet (pass the server's "
@@ -160,3 +148,15 @@ def admin_password(data_dir: str | None, reset: bool) -> None:
 def register(group: click.Group) -> None:
     """Add ``admin`` to the ``mockd`` group."""
     group.add_command(admin_group)
+
+
+def _read_secret(path: Path) -> str:
+    """The stripped text of a secret file; ``""`` when it does not exist. Raises
+    :class:`ClientError` naming the file when it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return ""
+    except OSError as error:
+        raise ClientError(f"cannot read {shown_path(path)}: {error.strerror or error}") \
+            from None
