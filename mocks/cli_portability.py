@@ -16,9 +16,13 @@ bar and no escape codes. Either way the import ends with one summary line on std
 (``Imported 10000 mocks from api.json (format: openapi) in 12.8 s; 10000 mocks in total``),
 or the JSON object with ``--json``.
 
-Output with ``--json`` (behavior notes §13): ``{imported, total, format, replace, source}``;
-with ``--dry-run --json``: ``{dryRun: true, format, count, mocks: [{id, name, method,
-path}]}``. Warnings go to stderr.
+Partial imports: an item of the document that cannot be converted (one operation, request,
+entry or mapping) is skipped with a warning naming it and why; the rest is imported. An
+import that converts nothing exits with status 2.
+
+Output with ``--json`` (behavior notes §13): ``{imported, total, format, replace, source,
+skipped: [{item, reason}]}``; with ``--dry-run --json``: ``{dryRun: true, format, count,
+mocks: [{id, name, method, path}], skipped}``. Warnings go to stderr.
 
 ``mockd export`` fetches ``GET /config`` and writes it as a mockd collection (YAML by
 default, ``--format json``), or as an OpenAPI 3.0 document (``--format openapi``); ``-o``
@@ -246,10 +250,10 @@ def import_command(file: str, format_name: str | None, dry_run: bool, replace: b
     """Import mocks from an OpenAPI/Swagger, Postman, HAR, WireMock, Mockoon, WSDL, curl or
     mockd file (a directory of WireMock mappings works too)."""
     with ImportProgress() as progress:
-        # Without --dry-run the server compiles what it receives (a compile error comes back
-        # as a 400 and exits 2 all the same), so the local check stops at the schema.
+        # Compiled here too, so that an item that does not compile is skipped (partial
+        # import) rather than failing the whole upload.
         result = _convert(file, format_name, as_prefix, include_static, progress,
-                          compile=dry_run)
+                          compile=True)
         for warning in result.warnings:
             progress.warn(warning)
         if not dry_run:
@@ -272,7 +276,8 @@ def import_command(file: str, format_name: str | None, dry_run: bool, replace: b
     total = answer.get("total", imported) if isinstance(answer, dict) else imported
     if as_json:
         click.echo(json.dumps({"imported": imported, "total": total, "format": result.format,
-                               "replace": replace, "source": result.source}, indent=2))
+                               "replace": replace, "source": result.source,
+                               "skipped": result.skipped}, indent=2))
         return
     verb = "Replaced all mocks with" if replace else "Imported"
     click.echo(f"{verb} {imported} mock{'s' if imported != 1 else ''} from {result.source} "
@@ -370,7 +375,7 @@ def _print_dry_run(result: Any, as_json: bool) -> None:
     rows = result.summary()
     if as_json:
         click.echo(json.dumps({"dryRun": True, "format": result.format, "count": len(rows),
-                               "mocks": rows}, indent=2))
+                               "mocks": rows, "skipped": result.skipped}, indent=2))
         return
     click.echo(f"Dry run: {len(rows)} mock{'s' if len(rows) != 1 else ''} from "
                f"{result.source} (format: {result.format}); nothing imported")

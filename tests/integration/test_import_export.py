@@ -107,7 +107,8 @@ def test_import_json_output_and_the_mocks_are_served(server):
     assert done.returncode == 0, done.stderr
     output = json.loads(done.stdout)
     assert output == {"imported": 4, "total": output["total"], "format": "har",
-                      "replace": False, "source": str(FIXTURES / "har" / "browser-session.har")}
+                      "replace": False, "source": str(FIXTURES / "har" / "browser-session.har"),
+                      "skipped": []}
     assert output["total"] == len(mock_ids(server))
     assert "static asset request(s) skipped" in done.stderr
     with server.client() as client:

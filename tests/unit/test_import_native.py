@@ -52,7 +52,8 @@ def test_native_unknown_version_is_an_error_listing_readable_versions():
 
 @pytest.mark.parametrize("alias", ["native", "own", "json", "yaml", "mockd", "MOCKD"])
 def test_native_format_aliases(alias):
-    assert import_document('{"mocks": []}', format=alias).format == "mockd"
+    document = '{"mocks": [{"http": {"matcher": {"path": "/a"}}}]}'
+    assert import_document(document, format=alias).format == "mockd"
 
 
 def test_native_invalid_mock_is_reported_with_its_config_path():
@@ -64,7 +65,7 @@ def test_native_invalid_mock_is_reported_with_its_config_path():
 
 
 def test_native_nested_imports_are_not_followed():
-    result = import_document(json.dumps({"version": "1.0", "mocks": [],
-                                         "imports": [{"path": "x.yaml"}]}))
+    result = import_document(json.dumps({"version": "1.0", "mocks": [
+        {"http": {"matcher": {"path": "/a"}}}], "imports": [{"path": "x.yaml"}]}))
     assert result.warnings == ["the document's own 'imports' are not followed; import those "
                                "files separately"]

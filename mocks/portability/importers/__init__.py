@@ -236,10 +236,26 @@ def _convert(probe: DocumentProbe, format: str | None, as_prefix: str | None,
     if check:
         if progress is not None:
             progress("check", 0, count)
-        check_result(result, compile=compile)
+        check_result(result, compile=compile, partial=name != "mockd")
         if progress is not None:
             progress("check", count, count)
+    if not (result.mocks or result.tables or result.stateful_resources
+            or result.custom_operations):
+        raise _nothing_imported(result)
     return result
+
+
+def _nothing_imported(result: ImportResult) -> ImportDocumentError:
+    """An import that converted nothing is an error, never a silent success."""
+    if result.skipped:
+        first = result.skipped[0]
+        more = len(result.skipped) - 1
+        return ImportDocumentError(
+            result.format, "", f"nothing could be imported: {len(result.skipped)} "
+            f"item{'s' if len(result.skipped) != 1 else ''} skipped; first: {first['item']}: "
+            f"{first['reason']}" + (f" (and {more} more)" if more else ""))
+    return ImportDocumentError(result.format, "", "the document holds nothing to import "
+                               "(no operations, requests, entries or mappings)")
 
 
 def _undetected(probe: DocumentProbe) -> ImportDocumentError:
@@ -270,32 +286,101 @@ def _undetected(probe: DocumentProbe) -> ImportDocumentError:
         "config; pass --format to choose")
 
 
-def check_result(result: ImportResult, compile: bool = True) -> None:
+def check_result(result: ImportResult, compile: bool = True, partial: bool = True) -> None:
     """Validate ``result`` against the config schema and (with ``compile``) compile it, so a
-    bad conversion fails here (naming the format and the mock) and never half-way through a
-    merge.
+    bad conversion fails here and never half-way through a merge.
 
-    Raises :class:`ImportDocumentError` ``<format>: mocks[3].http.matcher.path: ...``.
+    Partial import: a mock that does not validate or compile is removed from ``result`` and
+    recorded in ``result.skipped`` under the item it came from
+    (:meth:`ImportResult.origin`), with the failing key and reason
+    (``matcher.path: unbalanced '{' or '}' in path``); an ``extend`` binding that names a
+    removed mock is removed the same way. The checks repeat until what is left is clean (at
+    most once per mock). ``partial=False`` (mockd documents, which are configs rather than
+    outside files) keeps it all or nothing.
+
+    Raises :class:`ImportDocumentError` for a problem outside the mocks and bindings
+    (``<format>: tables[0].name: ...``).
     """
     # Imported here: mocks.config imports this package's ImportEntry model at load time.
     from mocks.config import ConfigFile
     from mocks.core.errors import ConfigError
-    from mocks.core.errors import format_location
     from mocks.engine.snapshot import compile_snapshot
     from pydantic import ValidationError
 
-    try:
-        config = ConfigFile.model_validate(result.config_document())
-    except ValidationError as error:
-        first = error.errors(include_url=False)[0]
-        location = format_location(tuple(first.get("loc", ())))
-        reason = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-        raise ImportDocumentError(result.format, location, f"converted mock is invalid: "
-                                  f"{reason}") from None
-    if not compile:
-        return
-    try:
-        compile_snapshot(config)
-    except ConfigError as error:
-        raise ImportDocumentError(result.format, error.path.lstrip("."),
-                                  f"converted mock does not compile: {error.reason}") from None
+    for _attempt in range(len(result.mocks) + len(result.extend) + 2):
+        try:
+            config = ConfigFile.model_validate(result.config_document())
+        except ValidationError as error:
+            problems = error.errors(include_url=False)
+            if not partial or not _drop_invalid(result, problems):
+                first = problems[0]
+                raise ImportDocumentError(result.format, _location(first),
+                                          f"converted mock is invalid: {_reason(first)}") \
+                    from None
+            continue
+        if not compile:
+            return
+        try:
+            compile_snapshot(config)
+            return
+        except ConfigError as error:
+            location = error.path.lstrip(".")
+            if not partial or not _drop_at(result, location, error.reason):
+                raise ImportDocumentError(result.format, location,
+                                          f"converted mock does not compile: {error.reason}") \
+                    from None
+    raise ImportDocumentError(result.format, "", "converted mocks do not check")  # unreachable
+
+
+def _location(problem: dict) -> str:
+    from mocks.core.errors import format_location
+
+    return format_location(tuple(problem.get("loc", ())))
+
+
+def _reason(problem: dict) -> str:
+    return str(problem.get("msg", "invalid value")).removeprefix("Value error, ")
+
+
+def _drop_invalid(result: ImportResult, problems: list[dict]) -> bool:
+    """Remove the mocks and bindings that ``problems`` (pydantic errors) point at; False when
+    one of them points elsewhere (nothing removed)."""
+    reasons: dict[tuple[str, int], str] = {}
+    for problem in problems:
+        loc = tuple(problem.get("loc", ()))
+        if len(loc) < 2 or loc[0] not in ("mocks", "extend") or not isinstance(loc[1], int):
+            return False
+        where = _location({"loc": loc[2:]})
+        reasons.setdefault((loc[0], loc[1]), f"{where}: {_reason(problem)}" if where
+                           else _reason(problem))
+    for (key, index), reason in sorted(reasons.items(), key=lambda pair: -pair[0][1]):
+        _remove(result, key, index, reason)
+    return bool(reasons)
+
+
+def _drop_at(result: ImportResult, location: str, reason: str) -> bool:
+    """Remove the mock or binding at ``location`` (``mocks[3].http.matcher.path``); False
+    when the location is elsewhere."""
+    import re
+
+    found = re.match(r"(mocks|extend)\[(\d+)\]\.?(.*)", location)
+    if found is None:
+        return False
+    key, index, rest = found.group(1), int(found.group(2)), found.group(3)
+    items = result.mocks if key == "mocks" else result.extend
+    if index >= len(items):
+        return False
+    _remove(result, key, index, f"{rest}: {reason}" if rest else reason)
+    return True
+
+
+def _remove(result: ImportResult, key: str, index: int, reason: str) -> None:
+    if key == "mocks":
+        item = result.origin(index)
+        mock = result.mocks.pop(index)
+        result.origins.pop(id(mock), None)
+        result.skip(item, reason)
+    else:
+        binding = result.extend.pop(index)
+        label = binding.get("mock") if isinstance(binding, dict) else None
+        result.skip(f"extend[{index}]" + (f" ({label})" if label else ""), reason)

@@ -22,11 +22,13 @@ Merging rules:
   ``<as>.<operationId>`` that is not itself a mock id is rewritten to the mock's id, so the
   binding survives persistence (the stored mock keeps only its id) and the lookup order of
   behavior notes §6 (id, then operation id, then ``"METHOD /path"``) holds;
-* a document that cannot be converted, or whose mocks do not fit the schema, is a
+* an item of the document that cannot be converted, validated or compiled (one operation,
+  request or mapping) is skipped with a warning on the ``mockd.import`` logger naming the
+  entry and the item (``imports[0] (specs/api.json): skipped paths./x.get: ...``); the rest
+  is loaded (partial import);
+* a document that cannot be read or parsed, or of which nothing converts, is a
   :class:`~mocks.core.errors.ConfigError` at ``imports[i]`` (or ``imports[i].path``) with
-  the importer's one-line reason; nothing is loaded. The merged config is compiled once, by
-  the engine, right after (compiling imported mocks here too would double the start-up
-  time of a large spec).
+  the importer's one-line reason; nothing is loaded.
 
 URLs are fetched with httpx (30 s timeout); tests never use them.
 
@@ -38,12 +40,15 @@ config) or url"), §15 (``engine`` handles ``imports`` like ``start``).
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from mocks.config import ImportEntry
+
+logger = logging.getLogger("mockd.import")
 
 #: Seconds allowed to fetch one ``url`` import.
 URL_TIMEOUT_SECONDS = 30.0
@@ -85,11 +90,9 @@ def expand_imports(data: dict[str, Any], base_dir: Path | str) -> dict[str, Any]
             raise ConfigError(f"{location}.{where}" if where else location, reason) from None
         try:
             if entry.url:
-                # compile=False: the engine compiles the merged config right after this
                 result = import_document(_fetch(entry.url, f"{location}.url"), entry.format,
                                          entry.as_prefix, filename=entry.url,
-                                         source=entry.url, include_static=entry.include_static,
-                                         compile=False)
+                                         source=entry.url, include_static=entry.include_static)
             else:
                 target = Path(entry.path).expanduser()
                 if not target.is_absolute():
@@ -99,10 +102,11 @@ def expand_imports(data: dict[str, Any], base_dir: Path | str) -> dict[str, Any]
                                                           "(a relative path starts at the "
                                                           "config file's folder)")
                 result = import_path(target, entry.format, entry.as_prefix,
-                                     include_static=entry.include_static, source=entry.path,
-                                     compile=False)
+                                     include_static=entry.include_static, source=entry.path)
         except ImportDocumentError as error:
             raise ConfigError(location, str(error)) from None
+        for warning in result.warnings:
+            logger.warning("%s (%s): %s", location, entry.url or entry.path, warning)
         for mock in result.mocks:
             if mock.get("id") in own_ids:
                 continue  # the file's own mock of the same id overrides the imported one

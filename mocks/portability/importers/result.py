@@ -184,6 +184,11 @@ class ImportResult:
         name: the document's own title (OpenAPI ``info.title``, collection name), if any.
         operation_ids: ``{reference: mock id}`` for references an extend binding may use
             (``operationId`` and ``<as>.<operationId>``).
+        skipped: ``[{item, reason}]``, one per item of the document that could not be
+            converted (``paths./users.get``, ``item[2].item[0] (Get user)``,
+            ``mappings/users.json[3]``); the rest is imported (partial import).
+        origins: ``{id(mock document): item}``, where each mock came from, so that a mock the
+            schema check rejects is reported by its item (:meth:`item`).
     """
 
     mocks: list[dict[str, Any]] = field(default_factory=list)
@@ -196,6 +201,35 @@ class ImportResult:
     source: str = ""
     name: str | None = None
     operation_ids: dict[str, str] = field(default_factory=dict)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    origins: dict[int, str] = field(default_factory=dict)
+
+    def skip(self, item: str, reason: str) -> None:
+        """Record that ``item`` (where it is in the document) was not converted, and why;
+        also adds the warning ``skipped <item>: <reason>``."""
+        self.skipped.append({"item": item, "reason": reason})
+        self.warnings.append(f"skipped {item}: {reason}")
+
+    def item(self, name: str) -> "ItemConversion":
+        """A ``with`` block converting one item of the document (one operation, request,
+        entry or mapping)::
+
+            with result.item(f"paths.{path}.{method}"):
+                result.mocks.append(convert(operation))
+
+        Mocks appended inside the block are remembered as coming from ``name``; an
+        :class:`ImportDocumentError` raised inside it skips the item (:meth:`skip`, with
+        the error's location and reason) instead of failing the whole import."""
+        return ItemConversion(self, name)
+
+    def origin(self, index: int) -> str:
+        """The item that ``mocks[index]`` came from, or ``mocks[<index>] (<id>)``."""
+        mock = self.mocks[index]
+        known = self.origins.get(id(mock))
+        if known:
+            return known
+        label = mock.get("id") or mock.get("name") if isinstance(mock, dict) else None
+        return f"mocks[{index}]" + (f" ({label})" if label else "")
 
     def config_document(self) -> dict[str, Any]:
         """The result as a config file: ``{version: "1.0", mocks, tables?, extend?,
@@ -224,3 +258,28 @@ class ImportResult:
     def to_json(self) -> str:
         """The config document as indented JSON text (golden files, debugging)."""
         return json.dumps(self.config_document(), indent=2, ensure_ascii=False)
+
+
+class ItemConversion:
+    """The ``with`` block of :meth:`ImportResult.item`."""
+
+    def __init__(self, result: ImportResult, name: str):
+        self.result = result
+        self.name = name
+        self.start = 0
+
+    def __enter__(self) -> "ItemConversion":
+        self.start = len(self.result.mocks)
+        return self
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> bool:
+        mocks = self.result.mocks
+        if isinstance(error, ImportDocumentError):
+            del mocks[self.start:]  # nothing half-converted stays
+            reason = f"{error.location}: {error.reason}" if error.location \
+                and error.location != self.name else error.reason
+            self.result.skip(self.name, reason)
+            return True
+        for mock in mocks[self.start:]:
+            self.result.origins[id(mock)] = self.name
+        return False
