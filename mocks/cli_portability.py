@@ -5,7 +5,8 @@ detection, conversion, schema validation, compile check) and posts the result to
 API's ``POST /config``, the same validate+merge service every other way in uses (STYLE §10).
 Flags: ``--format`` (name or alias), ``--dry-run`` (convert and report; the server is not
 contacted), ``--replace`` (replace all mocks of the workspace instead of merging),
-``--json``, ``--include-static`` (HAR), ``--as`` (id namespace). A document that cannot be
+``--json``, ``--include-static`` (HAR), ``--as`` (id namespace), ``--var NAME=VALUE``
+(Postman variables, repeatable). A document that cannot be
 imported prints one line ``Error: <format>: <where>: <reason>`` and exits with status 2;
 nothing is imported.
 
@@ -214,7 +215,8 @@ class ImportProgress:
 
 
 def _convert(file: str, format_name: str | None, as_prefix: str | None, include_static: bool,
-             progress: ImportProgress, compile: bool) -> Any:
+             progress: ImportProgress, compile: bool,
+             variables: dict[str, str] | None = None) -> Any:
     from mocks.portability.importers import ImportDocumentError, import_document, import_path
 
     try:
@@ -224,11 +226,24 @@ def _convert(file: str, format_name: str | None, as_prefix: str | None, include_
             progress("read", len(text), len(text))
             return import_document(text, format_name, as_prefix, source="<stdin>",
                                    include_static=include_static, progress=progress,
-                                   compile=compile)
+                                   compile=compile, variables=variables)
         return import_path(Path(file), format_name, as_prefix, include_static=include_static,
-                           progress=progress, source=file, compile=compile)
+                           progress=progress, source=file, compile=compile,
+                           variables=variables)
     except ImportDocumentError as error:
         raise BadDocument(str(error)) from None
+
+
+def parse_variables(pairs: tuple[str, ...]) -> dict[str, str]:
+    """``("name=value", ...)`` of ``--var`` as a dict; raises :class:`click.BadParameter`
+    (exit 2) for an item without ``=`` or with an empty name."""
+    values: dict[str, str] = {}
+    for pair in pairs:
+        name, separator, value = pair.partition("=")
+        if not separator or not name.strip():
+            raise click.BadParameter(f"expected NAME=VALUE, got {pair!r}", param_hint="--var")
+        values[name.strip()] = value
+    return values
 
 
 @click.command("import")
@@ -243,17 +258,22 @@ def _convert(file: str, format_name: str | None, as_prefix: str | None, include_
               help="HAR: keep static assets (scripts, styles, images, fonts).")
 @click.option("--as", "as_prefix", default=None, metavar="NAME",
               help="Id namespace: OpenAPI operations become NAME.<operationId>.")
+@click.option("--var", "variables", multiple=True, metavar="NAME=VALUE",
+              help="Postman: a value for {{NAME}} (repeatable); wins over the collection's "
+                   "own variables.")
 @client_options
 def import_command(file: str, format_name: str | None, dry_run: bool, replace: bool,
                    as_json: bool, include_static: bool, as_prefix: str | None,
-                   admin_url: str | None, api_key: str | None) -> None:
+                   variables: tuple[str, ...], admin_url: str | None,
+                   api_key: str | None) -> None:
     """Import mocks from an OpenAPI/Swagger, Postman, HAR, WireMock, Mockoon, WSDL, curl or
     mockd file (a directory of WireMock mappings works too)."""
+    values = parse_variables(variables)
     with ImportProgress() as progress:
         # Compiled here too, so that an item that does not compile is skipped (partial
         # import) rather than failing the whole upload.
         result = _convert(file, format_name, as_prefix, include_static, progress,
-                          compile=True)
+                          compile=True, variables=values)
         for warning in result.warnings:
             progress.warn(warning)
         if not dry_run:

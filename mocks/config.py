@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
-from mocks.core.schema import Open, Strict
+from mocks.core.schema import Open, Strict, scalar_text
 from mocks.server_config import ServerBlock, ServerConfig
 from mocks.protocols import MOCK_TYPES, config_models
 from mocks.protocols.http.config import (HTTP_METHODS, HttpMock, JsonPathExists, Matcher,
@@ -41,6 +41,8 @@ class ImportEntry(BaseModel):
         format: a format name or alias (``openapi``, ``swagger``, ``har``, ...); detected
             from the content when absent.
         include_static: HAR only: keep static assets.
+        variables: Postman only: ``{name: value}`` for ``{{name}}`` in the collection (they
+            win over the collection's own variables).
     """
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -50,6 +52,14 @@ class ImportEntry(BaseModel):
     as_prefix: str | None = Field(None, alias="as", min_length=1, pattern=r"^[A-Za-z0-9_.:@+-]+$")
     format: str | None = None
     include_static: bool = Field(False, alias="includeStatic")
+    variables: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("variables", mode="before")
+    @classmethod
+    def _variable_values_as_text(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: scalar_text(item) for key, item in value.items()}
+        return value
 
     @model_validator(mode="after")
     def _path_or_url(self) -> "ImportEntry":

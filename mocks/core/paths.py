@@ -4,6 +4,8 @@ Source: SPEC "Matcher" (``{name}``, ``{name:.*}``) and behavior notes §5 ("Path
 pattern is URL-decoded first; ``{p}`` is one segment, also inside a segment (``{sid}.json``);
 a trailing ``/*`` matches the prefix and below; any other ``*`` is a glob within one segment;
 ``{name:.*}`` captures the rest including ``/``; glob captures are named ``0``, ``1``, ...
+A double-braced ``{{name}}`` is literal text, never a parameter (an unresolved Postman
+variable is served literally: SPEC "Import and export").
 """
 from __future__ import annotations
 
@@ -15,6 +17,10 @@ from mocks.core import scores
 from mocks.core.errors import ConfigError
 
 _PLACEHOLDER = re.compile(r"\{([^{}:]+)(?::((?:[^{}]|\{[^{}]*\})+))?\}")
+#: ``{{name}}``: literal text in a path.
+_LITERAL_BRACES = re.compile(r"\{\{[^{}]*\}\}")
+#: A literal ``{{name}}`` or a ``{name}`` / ``{name:regex}`` placeholder, in path order.
+_TOKEN = re.compile(f"(?P<literal>{_LITERAL_BRACES.pattern})|{_PLACEHOLDER.pattern}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +55,10 @@ def compile_path(raw: str, key_path: str) -> PathForm:
         raise ConfigError(key_path, f"path must start with '/', got {raw!r}")
     segments = path.split("/")
     first = segments[1] if len(segments) > 1 else ""
-    first_literal = first if ("{" not in first and "*" not in first) else None
-    if "{" not in path and "*" not in path:
+    plain = _LITERAL_BRACES.sub("", path) if "{{" in path else path
+    first_literal = first if ("{" not in _LITERAL_BRACES.sub("", first)
+                              and "*" not in first) else None
+    if "{" not in plain and "*" not in path:
         return PathForm(path, None, (), scores.SPECIFICITY_EXACT, len(segments), first_literal)
 
     names: list[str] = []
@@ -64,9 +72,13 @@ def compile_path(raw: str, key_path: str) -> PathForm:
         body = body[:-2]
         trailing_prefix = True
         glob = True
-    for match in _PLACEHOLDER.finditer(body):
+    for match in _TOKEN.finditer(body):
         parts.append(_literal_with_globs(body[position:match.start()], names))
-        name, custom = match.group(1).strip(), match.group(2)
+        if match.group("literal"):
+            parts.append(re.escape(match.group("literal")))
+            position = match.end()
+            continue
+        name, custom = match.group(2).strip(), match.group(3)
         if not name:
             raise ConfigError(key_path, f"empty parameter name in {raw!r}")
         group = f"g{len(names)}"
@@ -100,6 +112,7 @@ def compile_path(raw: str, key_path: str) -> PathForm:
         return PathForm(None, regex, tuple(names), scores.SPECIFICITY_GLOB, None, first_literal)
     prefix, _, last = path.rpartition("/")
     simple_last = (len(names) == 1 and "{" not in prefix and "*" not in prefix
+                   and "{{" not in last
                    and _PLACEHOLDER.fullmatch(last) is not None)
     return PathForm(None, regex, tuple(names), scores.SPECIFICITY_TEMPLATE, len(segments),
                     first_literal, prefix + "/" if simple_last else None)

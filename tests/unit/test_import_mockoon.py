@@ -102,12 +102,35 @@ def test_mockoon_disable_templating_keeps_everything_literal():
     pytest.param({"port": 1, "routes": [3]}, "mockoon: routes[0]: expected a mapping",
                  id="route number"),
     pytest.param({"port": 1, "routes": [{"type": "http", "responses": []}]},
-                 "mockoon: routes[0].responses: expected a non-empty list", id="no responses"),
-    pytest.param({"port": 1, "routes": [{"responses": [{"statusCode": "ok"}]}]},
-                 "mockoon: routes[0].responses[0].statusCode: expected an HTTP status number",
-                 id="text status"),
+                 "mockoon: nothing could be imported: 1 item skipped; first: routes[0] (GET /): "
+                 "responses: expected a non-empty list", id="no responses"),
 ])
 def test_mockoon_malformed_environment_names_the_place(document, message):
     with pytest.raises(ImportDocumentError) as caught:
         import_document(json.dumps(document))
     assert str(caught.value) == message
+
+
+def test_mockoon_bad_route_is_skipped_and_the_others_import():
+    result = import_document(json.dumps({"port": 1, "routes": [
+        {"endpoint": "bad", "responses": [{"statusCode": "ok"}]},
+        {"endpoint": "good", "responses": [{"statusCode": 201}]}]}))
+    assert [mock["http"]["matcher"]["path"] for mock in result.mocks] == ["/good"]
+    assert result.skipped == [{"item": "routes[0] (GET /bad)", "reason": "responses[0]"
+                               ".statusCode: expected an HTTP status number"}]
+    assert "skipped routes[0] (GET /bad): " in result.warnings[0]
+
+
+@pytest.mark.parametrize("mode", ["SEQUENTIAL", "RANDOM"])
+def test_mockoon_sequential_and_random_routes_become_one_mock_with_responses(mode):
+    result = import_document(environment(route(responseMode=mode, responses=[
+        {"statusCode": 200, "body": "first", "rules": [
+            {"target": "query", "modifier": "x", "value": "1", "operator": "equals"}]},
+        {"statusCode": 503, "body": "second", "latency": 5}])))
+    [mock] = result.mocks
+    http = mock["http"]
+    assert http["responseMode"] == mode.lower()
+    assert [answer["statusCode"] for answer in http["responses"]] == [200, 503]
+    assert http["responses"][1]["delayMs"] == 5
+    assert "queryParams" not in http["matcher"]  # rules do not apply in these modes
+    assert result.warnings == []

@@ -62,18 +62,19 @@ def test_postman_variable_holding_a_url_with_a_path_contributes_the_path():
     items = [{"name": "x", "request": {"url": "{{base}}/users/:id"}}]
     mock = import_document(collection(items, [{"key": "base",
                                                "value": "https://api.example.com/v2"}])).mocks[0]
-    assert mock["http"]["matcher"]["path"] == "/v2/users/:id"
+    assert mock["http"]["matcher"]["path"] == "/v2/users/{id}"
 
 
 @pytest.mark.parametrize(("items", "message"), [
     pytest.param("x", "postman: item: expected a list of requests and folders", id="item text"),
-    pytest.param([1], "postman: item[0]: expected a mapping", id="item number"),
+    pytest.param([1], "postman: nothing could be imported: 1 item skipped; first: item[0]: "
+                      "expected a mapping (a request or a folder)", id="item number"),
     pytest.param([{"name": "f", "item": [{"request": 5}]}],
-                 "postman: item[0].item[0].request: expected a mapping or a URL",
-                 id="request number"),
+                 "postman: nothing could be imported: 1 item skipped; first: item[0].item[0]: "
+                 "request: expected a mapping or a URL", id="request number"),
     pytest.param([{"request": {"url": "/x"}, "response": [{"code": "abc"}]}],
-                 "postman: item[0].response[0].code: expected an HTTP status number",
-                 id="bad code"),
+                 "postman: nothing could be imported: 1 item skipped; first: item[0]: "
+                 "response[0].code: expected an HTTP status number", id="bad code"),
 ])
 def test_postman_malformed_collection_names_the_place(items, message):
     with pytest.raises(ImportDocumentError) as caught:

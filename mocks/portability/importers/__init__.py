@@ -126,7 +126,8 @@ def import_document(text_or_path: str | Path, format: str | None = None,
                     as_prefix: str | None = None, *, filename: str = "",
                     source: str | None = None, include_static: bool = False,
                     progress: StageCallback | None = None,
-                    check: bool = True, compile: bool = True) -> ImportResult:
+                    check: bool = True, compile: bool = True,
+                    variables: dict[str, str] | None = None) -> ImportResult:
     """Convert one document into an :class:`ImportResult`.
 
     Args:
@@ -145,6 +146,7 @@ def import_document(text_or_path: str | Path, format: str | None = None,
         compile: with ``check``, also compile it like the engine would (regexes,
             templates, bindings); a caller that hands the result to a server or engine
             that compiles anyway may pass False to save the time (a 10 MB document).
+        variables: Postman ``{{name}}`` values (:attr:`ImportOptions.variables`).
 
     Raises:
         ImportDocumentError: unknown or malformed document, or a result that does not
@@ -152,16 +154,18 @@ def import_document(text_or_path: str | Path, format: str | None = None,
     """
     if isinstance(text_or_path, Path):
         return import_path(text_or_path, format, as_prefix, include_static=include_static,
-                           progress=progress, check=check, compile=compile, source=source)
+                           progress=progress, check=check, compile=compile, source=source,
+                           variables=variables)
     probe = DocumentProbe(text_or_path, filename)
     return _convert(probe, format, as_prefix, include_static, progress,
-                    source or filename or "<text>", check, compile)
+                    source or filename or "<text>", check, compile, variables)
 
 
 def import_path(path: str | Path, format: str | None = None, as_prefix: str | None = None, *,
                 include_static: bool = False, progress: StageCallback | None = None,
                 check: bool = True, compile: bool = True,
-                source: str | None = None) -> ImportResult:
+                source: str | None = None,
+                variables: dict[str, str] | None = None) -> ImportResult:
     """:func:`import_document` for a file or a directory (WireMock mappings).
 
     Raises :class:`ImportDocumentError` (``<format>: cannot read <path>: ...``) for an
@@ -184,7 +188,7 @@ def import_path(path: str | Path, format: str | None = None, as_prefix: str | No
             progress("read", len(raw), len(raw))
         probe = DocumentProbe(decode_text(raw), file_path.name)
     return _convert(probe, format, as_prefix, include_static, progress, source or str(path),
-                    check, compile)
+                    check, compile, variables)
 
 
 def decode_text(raw: bytes) -> str:
@@ -200,7 +204,8 @@ def decode_text(raw: bytes) -> str:
 
 def _convert(probe: DocumentProbe, format: str | None, as_prefix: str | None,
              include_static: bool, progress: StageCallback | None, source: str,
-             check: bool, compile: bool) -> ImportResult:
+             check: bool, compile: bool,
+             variables: dict[str, str] | None = None) -> ImportResult:
     # The importer's last (done, total): the stage ends on its total, so that the count
     # never goes down when some items (static assets, repeats) made no mock.
     reported: list[int] = []
@@ -210,7 +215,7 @@ def _convert(probe: DocumentProbe, format: str | None, as_prefix: str | None,
         progress("convert", done, total)
 
     if progress is None:
-        options = ImportOptions(as_prefix, include_static)
+        options = ImportOptions(as_prefix, include_static, variables=dict(variables or {}))
     else:
         progress("parse", 0, 1)
         if probe.text is not None and not probe.looks_like_xml():
@@ -219,7 +224,8 @@ def _convert(probe: DocumentProbe, format: str | None, as_prefix: str | None,
             probe.structured()
         progress("parse", 1, 1)
         progress("convert", 0, None)
-        options = ImportOptions(as_prefix, include_static, converted)
+        options = ImportOptions(as_prefix, include_static, converted,
+                                dict(variables or {}))
     if format:
         name = canonical_format(format)
     else:

@@ -4,7 +4,8 @@ The config loader (:func:`mocks.loader.load_config_file`) calls
 :func:`expand_imports` on the parsed document before schema validation, so ``mockd start``,
 ``mockd engine`` and ``mockd list -c`` all see the imported mocks. Each entry
 (:class:`ImportEntry`) names a ``path`` (relative to the config file) or a ``url``, an
-optional ``format`` and an optional ``as`` namespace::
+optional ``format``, an optional ``as`` namespace and, for Postman collections, optional
+``variables`` (``{name: value}``)::
 
     imports:
       - path: specs/stripe.json
@@ -92,7 +93,8 @@ def expand_imports(data: dict[str, Any], base_dir: Path | str) -> dict[str, Any]
             if entry.url:
                 result = import_document(_fetch(entry.url, f"{location}.url"), entry.format,
                                          entry.as_prefix, filename=entry.url,
-                                         source=entry.url, include_static=entry.include_static)
+                                         source=entry.url, include_static=entry.include_static,
+                                         variables=entry.variables)
             else:
                 target = Path(entry.path).expanduser()
                 if not target.is_absolute():
@@ -102,7 +104,8 @@ def expand_imports(data: dict[str, Any], base_dir: Path | str) -> dict[str, Any]
                                                           "(a relative path starts at the "
                                                           "config file's folder)")
                 result = import_path(target, entry.format, entry.as_prefix,
-                                     include_static=entry.include_static, source=entry.path)
+                                     include_static=entry.include_static, source=entry.path,
+                                     variables=entry.variables)
         except ImportDocumentError as error:
             raise ConfigError(location, str(error)) from None
         for warning in result.warnings:

@@ -9,7 +9,9 @@ Rules (behavior notes §13):
   id field) plus six bound mocks (list, create, get, update, patch, delete) on
   ``/<prefix>/<endpoint>`` and ``/<prefix>/<endpoint>/{id}``;
 * each response of an ``http`` route is its own mock with priority ``responses - index``
-  (earlier responses rank higher);
+  (earlier responses rank higher); a route in ``SEQUENTIAL`` or ``RANDOM`` response mode
+  becomes ONE mock whose ``http.responses`` are the route's responses, taken in turn (cycling)
+  or at random (``responseMode``), rules ignored as Mockoon ignores them in those modes;
 * rules become conditions: ``query`` -> ``queryParams``, ``header`` -> ``headers``, ``body``
   -> ``bodyJsonPath`` (with a path), ``bodyEquals`` / ``bodyPattern`` (without),
   ``cookie`` -> a ``Cookie`` header contains-condition; inverted rules and other targets
@@ -119,10 +121,14 @@ class MockoonConversion:
             if route.get("enabled") is False or route.get("uuid") in self.disabled:
                 continue
             kind = route.get("type") or "http"
+            label = f"{location} ({str(route.get('method') or 'get').upper()} " \
+                    f"{self.path_of(route.get('endpoint'))})"
             if kind == "crud":
-                self._crud(route, location)
+                with self.result.item(label):
+                    self._crud(route, location)
             elif kind == "http":
-                self._http(route, location)
+                with self.result.item(label):
+                    self._http(route, location)
             else:
                 self.warnings.append(f"{location}: {kind} routes are not imported")
         return self.result
@@ -146,15 +152,18 @@ class MockoonConversion:
         if not isinstance(responses, list) or not responses:
             raise ImportDocumentError(FORMAT, f"{location}.responses",
                                       "expected a non-empty list")
-        if route.get("responseMode") not in (None, "", "DISABLE_RULES", "FALLBACK"):
-            self.warnings.append(f"{location}: responseMode {route['responseMode']!r} is not "
-                                 "kept; responses are chosen by their rules")
+        mode = route.get("responseMode") or None
+        if mode not in (None, "DISABLE_RULES", "FALLBACK", "SEQUENTIAL", "RANDOM"):
+            self.warnings.append(f"{location}: responseMode {mode!r} is not kept; responses "
+                                 "are chosen by their rules")
         count = len(responses)
+        mocks = []
         for index, response in enumerate(responses):
             here = f"{location}.responses[{index}]"
             if not isinstance(response, dict):
                 raise ImportDocumentError(FORMAT, here, "expected a mapping")
-            query, match_headers, extra = self._rules(response, here)
+            query, match_headers, extra = ({}, {}, {}) if mode in ("SEQUENTIAL", "RANDOM") \
+                else self._rules(response, here)
             status = response.get("statusCode", 200)
             if not isinstance(status, int):
                 raise ImportDocumentError(FORMAT, f"{here}.statusCode",
@@ -172,11 +181,23 @@ class MockoonConversion:
             wanted = response.get("uuid")
             mock_id = self.ids.claim(safe_id(str(wanted)), self.warnings) if wanted \
                 else new_http_id()
-            self.result.mocks.append(http_mock(
+            mocks.append(http_mock(
                 mock_id, name=name, method=method or None, path=path, status=status,
                 headers=headers or None, body=body, query_params=query or None,
                 match_headers=match_headers or None, delay_ms=delay,
                 priority=count - index, matcher_extra=extra or None, literal=False))
+        if mode in ("SEQUENTIAL", "RANDOM"):
+            # One mock answering every response in turn (or at random); rules do not apply
+            # in these modes.
+            first = mocks[0]
+            http = first["http"]
+            http.pop("priority", None)
+            http["responses"] = [mock["http"]["response"] for mock in mocks]
+            http["responseMode"] = mode.lower()
+            del http["response"]
+            first["name"] = f"{method or 'ANY'} {path}"
+            mocks = [first]
+        self.result.mocks.extend(mocks)
 
     def _body(self, response: dict[str, Any], location: str, literal: bool) -> Any:
         kind = response.get("bodyType") or "INLINE"

@@ -3,12 +3,17 @@
 Rules (behavior notes §13):
 
 * folders are flattened (depth-first, document order);
-* collection variables (``variable[]``) are substituted; an unknown ``{{var}}`` stays
-  literal (and is served literally, never as a template);
-* ``:id`` path segments are kept as written;
+* collection variables (``variable[]``) are substituted, and ``--var name=value``
+  (``imports[].variables``) values win over them; an unknown ``{{var}}`` stays literal in the
+  path and is matched literally (never a template or a parameter);
+* ``:id`` path segments become ``{id}`` parameters;
 * enabled request headers become header conditions, except ``Content-Type``,
-  ``Content-Length`` and ``Accept`` (a client computes those); query parameters and
-  request bodies are not conditions;
+  ``Content-Length`` and ``Accept`` (a client computes those) and headers whose value still
+  holds an unknown ``{{var}}`` (no client sends that text; a warning names them); query
+  parameters and request bodies are not conditions;
+* each request is one item, named ``item[0].item[2] (<request name>)``: a request that
+  cannot be converted (an unknown method, a malformed URL or saved response) is skipped with
+  a warning and the others are imported;
 * the first saved response (``response[0]``) is the answer: its ``code``, headers (transport
   headers dropped) and body; without one, 200 ``{"status": "ok"}``.
 
@@ -23,8 +28,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mocks.portability.importers.common import (body_value, content_type_of, header_pairs, http_mock, new_http_id,
-                     response_headers, split_url)
+from mocks.portability.importers.common import (body_value, content_type_of, header_pairs,
+                                                http_mock, new_http_id, response_headers,
+                                                split_url)
+from mocks.protocols.http.config import HTTP_METHODS
 from mocks.portability.importers.result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
 
 FORMAT = "postman"
@@ -32,6 +39,8 @@ FORMAT = "postman"
 SKIPPED_MATCH_HEADERS = frozenset(("content-type", "content-length", "accept"))
 
 _VARIABLE = re.compile(r"\{\{\s*([^{}\s]+)\s*\}\}")
+#: A ``/:name`` path segment (Postman's path variable).
+_COLON_PARAMETER = re.compile(r"/:([A-Za-z_][A-Za-z0-9_]*)(?=/|$)")
 
 
 class PostmanImporter:
@@ -54,10 +63,12 @@ class PostmanImporter:
             raise ImportDocumentError(FORMAT, "item", "expected a list of requests and folders")
         info = document.get("info") if isinstance(document.get("info"), dict) else {}
         result = ImportResult(format=FORMAT, name=info.get("name"))
-        variables = _variables(document.get("variable"))
-        for location, item in _requests(document["item"], "item"):
-            result.mocks.append(self._mock(item, location, variables, result.warnings))
-        if not result.mocks:
+        variables = {**_variables(document.get("variable")), **options.variables}
+        for location, item in _requests(document["item"], "item", result):
+            label = f"{location} ({item.get('name')})" if item.get("name") else location
+            with result.item(label):
+                result.mocks.append(self._mock(item, location, variables, result.warnings))
+        if not result.mocks and not result.skipped:
             result.warnings.append("the collection holds no requests")
         return result
 
@@ -69,12 +80,23 @@ class PostmanImporter:
         if not isinstance(request, dict):
             raise ImportDocumentError(FORMAT, f"{location}.request", "expected a mapping or a URL")
         method = str(request.get("method") or "GET").upper()
+        if method not in HTTP_METHODS:
+            raise ImportDocumentError(FORMAT, f"{location}.request.method",
+                                      f"method {method!r} cannot be mocked; use one of "
+                                      f"{', '.join(HTTP_METHODS)}")
         path, query = _path_and_query(request.get("url"), variables,
                                       f"{location}.request.url")
-        match_headers = {
-            name: substitute(value, variables)
-            for name, value in header_pairs(request.get("header"))
-            if name.lower() not in SKIPPED_MATCH_HEADERS}
+        path = _COLON_PARAMETER.sub(r"/{\1}", path)
+        match_headers = {}
+        for name, value in header_pairs(request.get("header")):
+            if name.lower() in SKIPPED_MATCH_HEADERS:
+                continue
+            value = substitute(value, variables)
+            if _VARIABLE.search(value):
+                warnings.append(f"{location}: header {name} is not a condition: its value "
+                                f"{value!r} holds a variable with no value (pass --var)")
+                continue
+            match_headers[name] = value
         responses = item.get("response")
         status, headers, body = 200, {}, {"status": "ok"}
         if isinstance(responses, list) and responses and isinstance(responses[0], dict):
@@ -93,14 +115,16 @@ class PostmanImporter:
                          query_params=None, match_headers=match_headers or None)
 
 
-def _requests(items: list[Any], location: str):
-    """``(location, item)`` of every request, folders flattened depth-first."""
+def _requests(items: list[Any], location: str, result: ImportResult):
+    """``(location, item)`` of every request, folders flattened depth-first; an entry that
+    is not a mapping is skipped (recorded in ``result``)."""
     for index, item in enumerate(items):
         here = f"{location}[{index}]"
         if not isinstance(item, dict):
-            raise ImportDocumentError(FORMAT, here, "expected a mapping")
+            result.skip(here, "expected a mapping (a request or a folder)")
+            continue
         if isinstance(item.get("item"), list):
-            yield from _requests(item["item"], f"{here}.item")
+            yield from _requests(item["item"], f"{here}.item", result)
         elif "request" in item:
             yield here, item
 

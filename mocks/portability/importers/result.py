@@ -73,11 +73,15 @@ class ImportOptions:
             operation becomes the mock ``<as>.<operationId>``.
         include_static: HAR only: keep static assets (scripts, styles, images, fonts).
         progress: optional ``(done, total)`` callback for long conversions.
+        variables: Postman only: ``{name: value}`` for ``{{name}}`` in the collection
+            (``--var name=value``, ``imports[].variables``); they win over the collection's
+            own variable defaults.
     """
 
     as_prefix: str | None = None
     include_static: bool = False
     progress: ProgressCallback | None = None
+    variables: dict[str, str] = field(default_factory=dict)
 
     def report(self, done: int, total: int) -> None:
         """Tell :attr:`progress` (if any) that ``done`` of ``total`` items are converted.
@@ -276,8 +280,12 @@ class ItemConversion:
         mocks = self.result.mocks
         if isinstance(error, ImportDocumentError):
             del mocks[self.start:]  # nothing half-converted stays
-            reason = f"{error.location}: {error.reason}" if error.location \
-                and error.location != self.name else error.reason
+            # "item[0]" + "item[0].request" -> "request: ..." (the item is named already)
+            base = self.name.split(" (", 1)[0]
+            where = error.location
+            if where == base or where.startswith((base + ".", base + "[")):
+                where = where[len(base):].lstrip(".")
+            reason = f"{where}: {error.reason}" if where else error.reason
             self.result.skip(self.name, reason)
             return True
         for mock in mocks[self.start:]:

@@ -121,6 +121,10 @@ class HttpMock(Strict):
     priority: int = Field(0, ge=0)
     matcher: Matcher
     response: Response | None = None
+    #: Several answers taken in turn (``sequential``, cycling) or at random (``random``)
+    #: instead of one ``response``; see :mod:`mocks.protocols.http.sequence`.
+    responses: list[Response] | None = Field(None, min_length=1)
+    response_mode: Literal["sequential", "random"] | None = Field(None, alias="responseMode")
     sse: SseConfig | None = None
     chunked: ChunkedConfig | None = None
     stateful_operation: str | None = Field(None, alias="statefulOperation")
@@ -130,4 +134,16 @@ class HttpMock(Strict):
     @model_validator(mode="after")
     def _stream_replaces_response(self) -> "HttpMock":
         check_stream_placement(self)  # behavior notes §9: sse/chunked instead of response
+        return self
+
+    @model_validator(mode="after")
+    def _responses_replace_response(self) -> "HttpMock":
+        if self.responses is None:
+            if self.response_mode is not None:
+                raise ValueError("responseMode needs a responses list")
+            return self
+        others = [key for key, value in (("response", self.response), ("sse", self.sse),
+                                         ("chunked", self.chunked)) if value is not None]
+        if others:
+            raise ValueError(f"give either responses or {others[0]}, not both")
         return self

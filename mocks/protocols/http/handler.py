@@ -2,7 +2,8 @@
 
 The candidate's action is, in this order of choice: a table binding (``extend`` entry, else
 ``http.statefulBinding``, else ``http.statefulOperation``), a stream (``http.sse`` or
-``http.chunked``), or the static/templated ``http.response``; with ``http.validation`` the
+``http.chunked``), ``http.responses`` taken in turn or at random, or the static/templated
+``http.response``; with ``http.validation`` the
 request is checked first.
 
 Source: SPEC "HTTP mock", "Extend binding"; behavior notes §5 (precedence), §7 (validation),
@@ -16,6 +17,7 @@ from mocks.core.responses import CompiledResponse
 from mocks.protocols import CompileContext, CompiledMock
 from mocks.protocols.http.config import HttpMock
 from mocks.protocols.http.matcher import Candidate, compile_matcher, precedence_key
+from mocks.protocols.http.sequence import ResponseSequence
 from mocks.protocols.http.validation import compile_request_validation, validating_action
 from mocks.protocols.streaming.actions import compile_stream_action
 from tables.binding import BoundAction, binding_of
@@ -64,6 +66,12 @@ def compile_candidate(mock: Any, context: CompileContext) -> Candidate:
     elif http.sse is not None or http.chunked is not None:
         action = compile_stream_action(http, f"{key_path}.http", context.base_dir,
                                        context.body_file_roots)
+    elif http.responses is not None:
+        action = ResponseSequence(
+            [CompiledResponse(response, f"{key_path}.http.responses[{index}]",
+                              context.base_dir, context.body_file_roots)
+             for index, response in enumerate(http.responses)],
+            http.response_mode or "sequential")
     else:
         action = CompiledResponse(http.response, f"{key_path}.http.response", context.base_dir,
                                   context.body_file_roots)
