@@ -1,13 +1,20 @@
-"""Compiled HTTP responses: status, headers, body (inline, JSON or file), delay.
+"""Compiled HTTP responses: status, headers, body (inline, JSON, base64 bytes or file), delay.
+
+Bodies are bytes end to end: ``bodyBase64`` is decoded once and served as it is
+(``application/octet-stream`` unless the mock sets a Content-Type); a ``bodyFile`` is read as
+bytes, served byte-exact unless it is UTF-8 text holding templates, with a Content-Type from
+its file extension when the mock sets none.
 
 Source: SPEC "Response"; behavior notes §4 (default Content-Type, ``body_file_error``) and
-§14 (``body`` xor ``bodyFile``, ``delayMs`` ≤ 30000). ``bodyFile`` reads are confined to the
-folders the caller allows (:func:`outside_roots`; the runner passes the config file's folder
-and the data directory unless ``--allow-body-files-anywhere`` is given).
+§14 (one body key, ``delayMs`` ≤ 30000); HAR import (binary bodies). ``bodyFile`` reads are
+confined to the folders the caller allows (:func:`outside_roots`; the runner passes the config
+file's folder and the data directory unless ``--allow-body-files-anywhere`` is given).
 """
 from __future__ import annotations
 
 import asyncio
+import base64
+import mimetypes
 import os
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -24,6 +31,8 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 JSON_TYPE = b"application/json"
 XML_TYPE = b"application/xml"
 TEXT_TYPE = b"text/plain"
+#: Content-Type of raw bytes (``bodyBase64``, a non-UTF-8 ``bodyFile`` of unknown extension).
+BINARY_TYPE = b"application/octet-stream"
 
 
 def default_content_type(body: bytes) -> bytes:
@@ -38,6 +47,14 @@ def default_content_type(body: bytes) -> bytes:
     if trimmed[:1] == b"<":
         return XML_TYPE
     return TEXT_TYPE
+
+
+def file_content_type(path: Path) -> bytes | None:
+    """The Content-Type a ``bodyFile`` is served with when the mock sets none: the media type
+    of its file extension (:mod:`mimetypes`: ``.png`` -> ``image/png``, ``.json`` ->
+    ``application/json``), or None for an unknown extension (then the body decides)."""
+    media_type, _ = mimetypes.guess_type(path.name, strict=False)
+    return media_type.encode("latin-1") if media_type else None
 
 
 def header_value(text: str) -> bytes:
@@ -122,7 +139,8 @@ class CompiledResponse:
     """One mock's ``response``, compiled once when the config loads.
 
     When the status, every header and the body are static (no templates, no file), the
-    ASGI header list and body bytes are built here and every request reuses them.
+    ASGI header list and body bytes are built here and every request reuses them; a
+    ``bodyBase64`` body is such a static body (decoded once, never a template).
 
     Args:
         response: the validated ``response`` block (None: an empty 200).
@@ -136,8 +154,8 @@ class CompiledResponse:
     """
 
     __slots__ = ("status", "delay_seconds", "seed", "_headers", "_has_content_type", "_body",
-                 "_body_is_json", "_body_file", "_body_file_roots", "_static_headers",
-                 "_static_body", "_file_cache",
+                 "_body_is_json", "_body_bytes", "_body_file", "_body_file_roots",
+                 "_static_headers", "_static_body", "_file_cache",
                  "_static_start", "_static_message", "_empty_message", "_known_content_type",
                  "_rendered_headers", "_fixed_headers", "_render_inline", "_encode_inline",
                  "_starts_by_length")
@@ -151,6 +169,7 @@ class CompiledResponse:
         self._has_content_type = False
         self._body: Any = None
         self._body_is_json = False
+        self._body_bytes: bytes | None = None
         self._body_file: Path | None = None
         self._body_file_roots = body_file_roots
         self._file_cache: tuple[tuple[int, int, int, int], Any] | None = None
@@ -175,6 +194,11 @@ class CompiledResponse:
         if response.body_file is not None:
             self._body_file = body_file_path(response.body_file, base_dir, body_file_roots,
                                              f"{key_path}.bodyFile")
+            self._known_content_type = file_content_type(self._body_file)
+        elif getattr(response, "body_base64", None) is not None:
+            # Validated by the schema: standard base64, white space ignored.
+            self._body_bytes = base64.b64decode("".join(response.body_base64.split()))
+            self._known_content_type = BINARY_TYPE
         elif isinstance(response.body, str):
             try:
                 self._body = compile_template(response.body)
@@ -238,20 +262,27 @@ class CompiledResponse:
 
     def _render_body_value(self, context: RenderContext | None) -> bytes:
         if self._body is None:
-            return b""
+            return self._body_bytes or b""
         if self._body_is_json:
             value = self._body.render(context)
             return value.encode() if isinstance(value, str) else orjson.dumps(value)
         return self._body.render(context).encode()
 
-    def _finish_headers(self, headers: list[tuple[bytes, bytes]],
-                        body: bytes) -> list[tuple[bytes, bytes]]:
+    def _finish_headers(self, headers: list[tuple[bytes, bytes]], body: bytes,
+                        fallback: bytes | None = None) -> list[tuple[bytes, bytes]]:
+        """Add the default Content-Type (the known one, else ``fallback``, else sniffed)."""
         if not self._has_content_type and body:
-            headers.append((b"content-type",
-                            self._known_content_type or default_content_type(body)))
+            headers.append((b"content-type", self._known_content_type or fallback
+                            or default_content_type(body)))
         return headers
 
-    def _file_template(self) -> Any:
+    def _file_template(self) -> "_FileBody":
+        """The body of the ``bodyFile`` as it is now (cached while its stat stays the same).
+
+        UTF-8 text with templates renders per request; any other file (no templates, a
+        template that does not compile, bytes that are not UTF-8) is served byte-exact.
+        Raises :class:`BodyFileError` when it cannot be read or now lies outside the roots.
+        """
         assert self._body_file is not None
         try:
             stat = self._body_file.stat()
@@ -263,17 +294,20 @@ class CompiledResponse:
             if outside_roots(self._body_file, self._body_file_roots) is not None:
                 raise BodyFileError(f"bodyFile {str(self._body_file)!r} now resolves outside "
                                     f"the folders files may be read from")
-            text = self._body_file.read_text(encoding="utf-8", errors="replace")
+            raw = self._body_file.read_bytes()
         except OSError as error:
             raise BodyFileError(f"cannot read bodyFile {str(self._body_file)!r}: "
                                 f"{error.strerror or error}") from None
-        try:
-            template = compile_template(text)
-        except TemplateError:
-            # A file that is not a valid template is served as it is.
-            template = _Literal(text)
-        self._file_cache = (key, template)
-        return template
+        body = _FileBody(raw)
+        if b"{{" in raw:
+            try:
+                template = compile_template(raw.decode("utf-8"))
+            except (UnicodeDecodeError, TemplateError):
+                pass  # not UTF-8 text, or not a valid template: served as it is
+            else:
+                body = _FileBody(raw, template)
+        self._file_cache = (key, body)
+        return body
 
     def render(self, request: MockRequest, path_params: dict[str, str],
                state: TemplateState) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
@@ -284,13 +318,16 @@ class CompiledResponse:
         if self._fixed_headers is not None:
             body = self._encode_inline(self._render_inline(context))
             return self.status, self._fixed_headers.copy(), body
+        fallback = None
         if self._body_file is not None:
-            body = self._file_template().render(context).encode()
+            file_body = self._file_template()
+            body = file_body.render(context)
+            fallback = file_body.content_type
         else:
             body = self._render_body_value(context)
         headers = [(name, value if value is not None else header_value(template.render(context)))
                    for name, value, template in self._rendered_headers]
-        return self.status, self._finish_headers(headers, body), body
+        return self.status, self._finish_headers(headers, body, fallback), body
 
     async def respond(self, request: MockRequest, path_params: dict[str, str],
                       state: TemplateState, send: Send) -> int:
@@ -331,13 +368,27 @@ def _encode_text_or_json(value: Any) -> bytes:
     return value.encode() if type(value) is str else orjson.dumps(value)
 
 
-class _Literal:
-    """A fixed text with the template interface (for files that are not templates)."""
+class _FileBody:
+    """One read of a ``bodyFile``: its bytes, and the template they hold (if any).
 
-    is_static = True
+    ``render`` answers the bytes as read, or the rendered template encoded as UTF-8;
+    ``content_type`` is the default for a file whose extension says none (None: sniff the
+    body; ``application/octet-stream`` for bytes that are not UTF-8 text).
+    """
 
-    def __init__(self, text: str):
-        self.text = text
+    __slots__ = ("raw", "template", "content_type")
 
-    def render(self, context: Any) -> str:
-        return self.text
+    def __init__(self, raw: bytes, template: Any = None):
+        self.raw = raw
+        self.template = template
+        self.content_type: bytes | None = None
+        if template is None:
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                self.content_type = BINARY_TYPE
+
+    def render(self, context: Any) -> bytes:
+        if self.template is None:
+            return self.raw
+        return self.template.render(context).encode()

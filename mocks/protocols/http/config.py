@@ -5,6 +5,8 @@ Source: SPEC "HTTP mock", "Matcher", "Response"; behavior notes §7 (request val
 """
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -63,12 +65,25 @@ class Matcher(Strict):
 
 
 class Response(Strict):
-    """SPEC "Response": a static or templated answer."""
+    """SPEC "Response": a static or templated answer.
+
+    At most one of ``body`` (text or JSON; templates allowed), ``bodyFile`` (a file read as
+    bytes) and ``bodyBase64`` (standard base64 text of raw bytes, served exactly; never a
+    template) gives the body. ``bodyBase64`` is kept as written (exports show it verbatim);
+    white space inside it is ignored.
+
+    Raises (through the loader, as a config error naming the key):
+    ``response.bodyBase64`` when the text is not standard base64, ``response`` when more than
+    one body key is given.
+
+    Source: SPEC "Response"; HAR import (binary bodies).
+    """
 
     status_code: int = Field(200, alias="statusCode", ge=100, le=599)
     headers: dict[str, str] | None = None
     body: Any = None
     body_file: str | None = Field(None, alias="bodyFile")
+    body_base64: str | None = Field(None, alias="bodyBase64")
     delay_ms: int = Field(0, alias="delayMs", ge=0, le=30000)
     seed: int | None = None
 
@@ -79,11 +94,43 @@ class Response(Strict):
             return {key: scalar_text(item) for key, item in value.items()}
         return value
 
+    @field_validator("body_base64")
+    @classmethod
+    def _standard_base64(cls, value: str | None) -> str | None:
+        if value is not None:
+            decode_base64_body(value)
+        return value
+
     @model_validator(mode="after")
     def _body_xor_body_file(self) -> "Response":
-        if self.body is not None and self.body_file is not None:
-            raise ValueError("give either body or bodyFile, not both")
+        given = [key for key, value in (("body", self.body), ("bodyFile", self.body_file),
+                                        ("bodyBase64", self.body_base64)) if value is not None]
+        if len(given) > 1:
+            raise ValueError(f"give only one of body, bodyFile and bodyBase64, not "
+                             f"{' and '.join(given)}")
         return self
+
+
+def decode_base64_body(text: str) -> bytes:
+    """The bytes of a ``bodyBase64`` value: standard base64 (``A-Z a-z 0-9 + /``, ``=``
+    padding to a multiple of 4 characters); white space (line breaks of a long value) is
+    ignored.
+
+    Raises :class:`ValueError` saying why the text is not standard base64.
+    Source: SPEC "Response" (``bodyBase64``).
+    """
+    compact = "".join(text.split())
+    if "-" in compact or "_" in compact:
+        raise ValueError("not standard base64: '-' and '_' belong to the URL-safe alphabet; "
+                         "use '+' and '/' instead")
+    if len(compact) % 4:
+        raise ValueError(f"not valid base64: {len(compact)} characters, expected a multiple "
+                         f"of 4 (pad the end with '=')")
+    try:
+        return base64.b64decode(compact, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("not valid base64: only A-Z, a-z, 0-9, '+' and '/' are allowed, "
+                         "with '=' padding at the end") from None
 
 
 class RequestValidation(Strict):
