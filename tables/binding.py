@@ -22,6 +22,9 @@ headers and JSON bytes:
 * bodies: JSON (also without Content-Type), form-encoded (:mod:`tables.forms`), else JSON if
   it parses, else 400 ``unsupported Content-Type "…" and body is not valid JSON``; bad JSON ->
   400 ``invalid JSON body: …``; over 1 MiB -> 413 with a hint;
+* query parameters of ``list`` and ``get``: those the bound mock's ``matcher.queryParams``
+  names (they choose the mock) and its ``http.credentialQueryParams`` (API keys, recorded by
+  the OpenAPI import) are never filters; the rest go to :mod:`tables.query`;
 * success status, first that applies: the transform's ``create.status``/``delete.status``,
   the bound mock's explicit ``response.statusCode``, the action's default (list/get/update/
   patch/custom 200, create 201, delete 204); error answers keep their own status;
@@ -40,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable
 
 import orjson
 
@@ -216,16 +219,20 @@ class BoundAction:
         id_parameter: the path parameter holding the item id (None: no id in the path).
         explicit_status: the mock's own ``response.statusCode`` when it was given, else None.
         delay_seconds: the mock's ``delayMs`` in seconds.
+        not_filters: query parameter names a ``list`` (or ``get``) never reads as filters:
+            the keys of the mock's own ``matcher.queryParams`` (they choose the mock) and
+            its ``credentialQueryParams`` (API keys an imported spec sends in the query).
     """
 
     __slots__ = ("spec", "store", "id_parameter", "explicit_status", "delay_seconds", "seed",
-                 "_headers", "_static_headers", "_has_content_type")
+                 "not_filters", "_headers", "_static_headers", "_has_content_type")
 
     def __init__(self, spec: BindingSpec, store: TableStore, response: Response | None,
-                 matcher: Matcher, key_path: str):
+                 matcher: Matcher, key_path: str, credential_query_params: Iterable[str] = ()):
         self.spec = spec
         self.store = store
         self.id_parameter = item_id_parameter(matcher)
+        self.not_filters = frozenset((*(matcher.query_params or {}), *credential_query_params))
         self.explicit_status = (response.status_code
                                 if response is not None and "status_code" in
                                 response.model_fields_set else None)
@@ -275,6 +282,9 @@ class BoundAction:
                 store_action = "get"  # `delete.preserve`: answer as a delete, keep the item
         query = request.query_all if action in ("list", "get") and request.query_string \
             else None
+        if query and self.not_filters:
+            query = {name: values for name, values in query.items()
+                     if name not in self.not_filters}
         return OperationRequest(store_action, spec.table, item_id, body, query, path_params,
                                 spec.operation)
 

@@ -78,3 +78,87 @@ def test_petstore_served_through_a_config_import(tmp_path, version):
         assert fetched.status_code == 200 and fetched.json()["name"] == "doggie"
         inventory = client.get(f"{prefix}/store/inventory")
         assert inventory.status_code == 200
+
+
+def test_generated_bodies_of_every_oas_example_keep_their_required_properties():
+    """Every JSON body generated from an OpenAPI 3 schema (no example given) carries the
+    required properties of each object on the way (through ``$ref``, ``allOf``, properties
+    and array items; ``oneOf``/``anyOf`` branches are not checked)."""
+    from mocks.portability.importers.openapi_refs import References
+
+    root = package_root(OAS_EXAMPLES)
+    documents = sorted(root.glob("3.*/json/**/*.json"))
+    assert documents
+    checked = 0
+    for document in documents:
+        spec = json.loads(document.read_text())
+        try:
+            result = import_path(document)
+        except ImportDocumentError:
+            continue  # documents without operations (see the test above)
+        references = References(spec, document.parent, document.name)
+        bodies = {(mock["http"]["matcher"]["method"].lower(), mock["http"]["matcher"]["path"]):
+                  mock["http"]["response"].get("body") for mock in result.mocks}
+        for path, item in (spec.get("paths") or {}).items():
+            for method, operation in (item or {}).items():
+                schema = _generated_schema(operation, references)
+                body = bodies.get((method, path))
+                if schema is None or not isinstance(body, (dict, list)):
+                    continue
+                missing = _missing_required(body, schema, references, ())
+                assert missing == [], f"{document.relative_to(root)} {method} {path}: {missing}"
+                checked += 1
+    assert checked > 10
+
+
+def _generated_schema(operation, references):
+    """The schema a mock body was generated from, or None (an example was used)."""
+    if not isinstance(operation, dict) or not isinstance(operation.get("responses"), dict):
+        return None
+    codes = [str(code) for code in operation["responses"]]
+    chosen = choose_status(codes)
+    if chosen is None:
+        return None
+    response = _deref(operation["responses"].get(chosen, operation["responses"].get(
+        int(chosen) if chosen.isdigit() else chosen)), references)
+    content = response.get("content") if isinstance(response, dict) else None
+    if not isinstance(content, dict) or not content:
+        return None
+    media = next(iter(content.values()))
+    if not isinstance(media, dict) or "example" in media or media.get("examples"):
+        return None
+    schema = _deref(media.get("schema"), references)
+    return None if not isinstance(schema, dict) or "example" in schema else schema
+
+
+def _deref(value, references, limit=20):
+    while isinstance(value, dict) and isinstance(value.get("$ref"), str) and limit:
+        value, limit = references.resolve(value["$ref"]), limit - 1
+    return value
+
+
+def _missing_required(value, schema, references, seen):
+    """``["<json path>.<name>"]`` of required properties missing from ``value``."""
+    schema = _deref(schema, references)
+    if not isinstance(schema, dict) or id(schema) in seen or len(seen) > 30:
+        return []
+    seen = (*seen, id(schema))
+    if "example" in schema or "enum" in schema or "default" in schema:
+        return []
+    missing = []
+    for member in schema.get("allOf") or []:
+        missing += _missing_required(value, member, references, seen)
+    if isinstance(value, dict):
+        for name in schema.get("required") or []:
+            if name not in value:
+                missing.append(name)
+        for name, child in (schema.get("properties") or {}).items():
+            if name in value and value[name] is not None:
+                missing += [f"{name}.{inner}" for inner in
+                            _missing_required(value[name], child, references, seen)]
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, item in enumerate(value):
+            if item is not None:
+                missing += [f"[{index}].{inner}" for inner in
+                            _missing_required(item, schema["items"], references, seen)]
+    return missing

@@ -107,7 +107,8 @@ def test_imports_malformed_spec_names_the_entry_and_the_place(tmp_path):
     with pytest.raises(ConfigError) as caught:
         load_config_file(write(tmp_path, {"version": "1.0", "imports": [
             {"path": "specs/shop.json"}]}, spec=broken))
-    assert str(caught.value) == ("imports[0]: openapi: paths./x.get.responses: expected a "
+    assert str(caught.value) == ("imports[0]: openapi: nothing could be imported: 1 item "
+                                 "skipped; first: paths./x.get: responses: expected a "
                                  "mapping, got a string")
 
 

@@ -96,27 +96,38 @@ def test_openapi_swagger_base_path_is_prefixed_and_servers_ignored():
     assert only_mock(openapi)["http"]["matcher"]["path"] == "/items"
 
 
-def test_openapi_query_and_header_parameters_with_examples_become_conditions():
+def test_openapi_parameter_examples_are_not_conditions():
+    # a plain request (no query string, no extra header) must match the imported mock
     mock = only_mock(spec({"/x": {"parameters": [
         {"name": "tenant", "in": "header", "example": "acme"}],
         "get": {"parameters": [
             {"name": "page", "in": "query", "example": 2},
-            {"name": "flag", "in": "query", "example": True},
+            {"name": "flag", "in": "query", "required": True, "example": True},
             {"name": "size", "in": "query", "schema": {"type": "integer"}},
             {"name": "Accept", "in": "header", "example": "text/plain"},
             {"name": "id", "in": "cookie", "example": "c"}],
             "responses": {}}}}))
+    assert mock["http"]["matcher"] == {"method": "GET", "path": "/x"}
+
+
+def test_openapi_exporter_marked_conditions_come_back():
+    mock = only_mock(spec({"/x": {"parameters": [
+        {"name": "tenant", "in": "header", "example": "acme", "x-mockd-condition": True}],
+        "get": {"parameters": [
+            {"name": "page", "in": "query", "example": 2, "x-mockd-condition": True},
+            {"name": "flag", "in": "query", "example": True}],
+            "responses": {}}}}))
     matcher = mock["http"]["matcher"]
-    assert matcher["queryParams"] == {"page": "2", "flag": "true"}
+    assert matcher["queryParams"] == {"page": "2"}
     assert matcher["headers"] == {"tenant": "acme"}
 
 
 def test_openapi_operation_parameter_overrides_path_level_one():
-    mock = only_mock(spec({"/x": {"parameters": [{"name": "v", "in": "query", "example": "1"}],
-                                  "get": {"parameters": [
-                                      {"name": "v", "in": "query", "example": "2"}],
-                                      "responses": {}}}}))
-    assert mock["http"]["matcher"]["queryParams"] == {"v": "2"}
+    mock = only_mock(spec({"/x": {"parameters": [
+        {"name": "v", "in": "query", "example": "1", "x-mockd-condition": True}],
+        "get": {"parameters": [{"name": "v", "in": "query", "example": "2"}],
+                "responses": {}}}}))
+    assert "queryParams" not in mock["http"]["matcher"]
 
 
 @pytest.mark.parametrize(("operation", "name"), [
@@ -172,30 +183,38 @@ def test_openapi_generation_is_reproducible():
     assert import_document(document).mocks[0]["http"]["response"]["body"] == first
 
 
-def test_openapi_external_reference_is_a_warning_not_an_error():
+def test_openapi_external_reference_in_text_skips_the_operation_with_the_reason():
     result = import_document(spec({"/x": {"get": {"responses": {"200": {
         "description": "", "content": {"application/json": {
-            "schema": {"$ref": "other.yaml#/Pet"}}}}}}}}))
-    assert result.warnings == ["$ref 'other.yaml#/Pet' points outside this document; treated "
-                               "as an empty schema"]
+            "schema": {"$ref": "other.yaml#/Pet"}}}}}}},
+        "/y": {"get": {"responses": {}}}}))
+    assert [mock["http"]["matcher"]["path"] for mock in result.mocks] == ["/y"]
+    assert result.skipped == [{
+        "item": "paths./x.get",
+        "reason": "responses.200.content.application/json.schema: $ref 'other.yaml#/Pet' "
+                  "points to another file; import the spec from its file (not from text or a "
+                  "URL) so that relative references can be read"}]
+
+
+NOTHING = "openapi: nothing could be imported: 1 item skipped; first: "
 
 
 @pytest.mark.parametrize(("document", "message"), [
     pytest.param(spec({"/users": {"get": {"responses": [1]}}}),
-                 "openapi: paths./users.get.responses: expected a mapping, got a list",
+                 NOTHING + "paths./users.get: responses: expected a mapping, got a list",
                  id="responses not a mapping"),
     pytest.param(spec([]), "openapi: paths: expected a mapping, got a list", id="paths list"),
     pytest.param(spec({"/u": "x"}), "openapi: paths./u: expected a mapping, got a string",
                  id="path item string"),
-    pytest.param(spec({"/u": {"post": []}}), "openapi: paths./u.post: expected a mapping, got "
+    pytest.param(spec({"/u": {"post": []}}), NOTHING + "paths./u.post: expected a mapping, got "
                  "a list", id="operation list"),
     pytest.param(spec({"u": {}}), "openapi: paths.u: a path must start with '/'",
                  id="relative path"),
     pytest.param(spec({"/u": {"get": {"responses": {"200": {"$ref": "#/nope"}}}}}),
-                 "openapi: paths./u.get.responses.200: $ref '#/nope' does not resolve",
+                 NOTHING + "paths./u.get: responses.200: $ref '#/nope' does not resolve",
                  id="dangling ref"),
     pytest.param(spec({"/u": {"get": {"parameters": {"a": 1}, "responses": {}}}}),
-                 "openapi: paths./u.get.parameters: expected a list, got a mapping",
+                 NOTHING + "paths./u.get: parameters: expected a list, got a mapping",
                  id="parameters mapping"),
     pytest.param(json.dumps({"openapi": "4.0", "paths": {}}),
                  "openapi: openapi: unsupported version '4.0'; OpenAPI 3.0, 3.1 and Swagger "
@@ -214,3 +233,188 @@ def test_openapi_forced_format_on_unparsable_text_reports_line_and_column():
     with pytest.raises(ImportDocumentError) as caught:
         import_document("openapi: 3.0.0\npaths: [unclosed\n", format="swagger")
     assert str(caught.value).startswith("openapi: not valid JSON or YAML at line 3, column 1")
+
+
+# ---------------------------------------------------------------------------- partial import
+
+
+def test_openapi_one_bad_operation_is_skipped_and_named_the_rest_imports():
+    result = import_document(spec({
+        "/a": {"get": {"responses": {"200": {"$ref": "#/components/responses/Nope"}}},
+               "post": {"responses": {"201": {"description": "made"}}}},
+        "/b": {"get": {"responses": {}}}}))
+    assert [mock["http"]["matcher"]["method"] for mock in result.mocks] == ["POST", "GET"]
+    assert result.skipped == [{"item": "paths./a.get", "reason": "responses.200: $ref "
+                               "'#/components/responses/Nope' does not resolve"}]
+    assert result.warnings[-1].startswith("skipped paths./a.get: responses.200: $ref")
+
+
+def test_openapi_nothing_resolving_is_an_error_naming_the_reason():
+    with pytest.raises(ImportDocumentError) as caught:
+        import_document(spec({"/a": {"get": {"responses": {"200": {
+            "$ref": "https://example.com/r.yaml#/ok"}}}}}))
+    assert str(caught.value) == (
+        "openapi: nothing could be imported: 1 item skipped; first: paths./a.get: "
+        "responses.200: $ref 'https://example.com/r.yaml#/ok' is a remote reference; mockd "
+        "never downloads references. Save the file inside the spec's folder and refer to it "
+        "by a relative path")
+
+
+# ---------------------------------------------------------------------------- $ref
+
+
+def test_openapi_percent_encoded_json_pointer_resolves():
+    result = import_document(spec({
+        "/users/{id}": {"get": {"responses": {"200": {"description": "", "content": {
+            "application/json": {"example": {"id": 1}}}}}}},
+        "/copy": {"get": {"responses": {
+            "200": {"$ref": "#/paths/~1users~1%7Bid%7D/get/responses/200"}}}}}))
+    assert result.skipped == []
+    assert [mock["http"]["response"]["body"] for mock in result.mocks] == [{"id": 1}] * 2
+
+
+def write(path, data):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+def multi_file_spec(tmp_path):
+    """main.yaml -> ./schemas/user.yaml#/User -> (relative to schemas/) ./address.yaml and
+    ../common.json; plus a cycle back into main.yaml."""
+    write(tmp_path / "api" / "main.json", {
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "paths": {"/users/{id}": {"get": {"responses": {"200": {"description": "", "content": {
+            "application/json": {"schema": {"$ref": "./schemas/user.yaml#/User"}}}}}}},
+            "/ping": {"$ref": "paths/ping.json"}},
+        "components": {"schemas": {"Team": {"type": "object", "required": ["lead"],
+                                            "properties": {"lead": {
+                                                "$ref": "schemas/user.yaml#/User"}}}}}})
+    write(tmp_path / "api" / "schemas" / "user.yaml", """
+User:
+  type: object
+  required: [id, address, code, team]
+  properties:
+    id: {$ref: '../common.json#/Id'}
+    code: {type: string, pattern: '^U-[0-9]{5}$'}
+    address: {$ref: 'address.yaml'}
+    team: {$ref: '../main.json#/components/schemas/Team'}
+""")
+    write(tmp_path / "api" / "schemas" / "address.yaml",
+          "type: object\nrequired: [city]\nproperties:\n  city: {type: string, "
+          "minLength: 4, maxLength: 4}\n")
+    write(tmp_path / "api" / "common.json", {"Id": {"type": "integer", "minimum": 7,
+                                                    "maximum": 7}})
+    write(tmp_path / "api" / "paths" / "ping.json", {"get": {"responses": {"200": {
+        "description": "", "content": {"text/plain": {"example": "pong"}}}}}})
+    return tmp_path / "api" / "main.json"
+
+
+def test_openapi_relative_file_references_resolve_from_the_referring_file(tmp_path):
+    from mocks.portability.importers import import_path
+
+    result = import_path(multi_file_spec(tmp_path))
+    assert result.skipped == []
+    paths = {mock["http"]["matcher"]["path"]: mock["http"]["response"] for mock in result.mocks}
+    assert paths["/ping"]["body"] == "pong"
+    user = paths["/users/{id}"]["body"]
+    assert user["id"] == 7 and len(user["address"]["city"]) == 4
+    assert user["code"].startswith("U-") and len(user["code"]) == 7
+    # the cycle User -> Team -> User (across files) is cut, required keys kept
+    assert set(user["team"]["lead"]) == {"id", "address", "code", "team"}
+
+
+@pytest.mark.parametrize(("reference", "reason"), [
+    pytest.param("../outside.yaml#/X", "points outside the spec's folder", id="dot-dot"),
+    pytest.param("/etc/passwd", "points outside the spec's folder", id="absolute"),
+    pytest.param("http://127.0.0.1:9/x.yaml", "is a remote reference", id="url"),
+    pytest.param("missing.yaml#/X", "cannot read file 'missing.yaml'", id="missing file"),
+    pytest.param("bad.yaml", "file 'bad.yaml': not valid JSON or YAML", id="unparsable"),
+    pytest.param("common.json#/Nope", "does not resolve", id="dangling pointer"),
+])
+def test_openapi_unreadable_file_references_skip_the_operation(tmp_path, reference, reason):
+    from mocks.portability.importers import import_path
+
+    write(tmp_path / "outside.yaml", "X: {type: string}\n")
+    write(tmp_path / "api" / "bad.yaml", "a: [unclosed\n")
+    write(tmp_path / "api" / "common.json", {"Id": {"type": "integer"}})
+    main = write(tmp_path / "api" / "main.json", json.loads(spec({
+        "/bad": {"get": {"responses": {"200": {"description": "", "content": {
+            "application/json": {"schema": {"$ref": reference}}}}}}},
+        "/good": {"get": {"responses": {}}}})))
+    result = import_path(main)
+    assert [mock["http"]["matcher"]["path"] for mock in result.mocks] == ["/good"]
+    [skipped] = result.skipped
+    assert skipped["item"] == "paths./bad.get" and reason in skipped["reason"]
+
+
+def test_openapi_symbolic_link_out_of_the_folder_is_refused(tmp_path):
+    from mocks.portability.importers import import_path
+
+    write(tmp_path / "secret.yaml", "X: {type: string}\n")
+    (tmp_path / "api").mkdir()
+    (tmp_path / "api" / "link.yaml").symlink_to(tmp_path / "secret.yaml")
+    main = write(tmp_path / "api" / "main.json", json.loads(spec({
+        "/bad": {"get": {"responses": {"200": {"$ref": "link.yaml#/X"}}}},
+        "/good": {"get": {"responses": {}}}})))
+    result = import_path(main)
+    assert "points outside the spec's folder" in result.skipped[0]["reason"]
+
+
+# ---------------------------------------------------------------------------- Location
+
+
+@pytest.mark.parametrize(("header", "location"), [
+    pytest.param({"schema": {"type": "string"}, "example": "/next"}, "/next", id="example"),
+    pytest.param({"schema": {"type": "string", "example": "/s"}}, "/s", id="schema example"),
+    pytest.param({"examples": {"a": {"value": "/first"}, "b": {"value": "/b"}}}, "/first",
+                 id="first examples value"),
+    pytest.param({"schema": {"type": "string"}}, "https://example.com", id="generated uri"),
+    pytest.param({"schema": {"type": "string", "format": "uri-reference"}}, "/resource",
+                 id="generated by format"),
+])
+def test_openapi_redirect_carries_location(header, location):
+    mock = only_mock(spec({"/old": {"get": {"responses": {"302": {
+        "description": "moved", "headers": {"Location": header}}}}}}))
+    response = mock["http"]["response"]
+    assert response["statusCode"] == 302 and response["headers"]["Location"] == location
+
+
+def test_openapi_redirect_without_a_declared_location_points_at_root():
+    mock = only_mock(spec({"/old": {"get": {"responses": {"301": {"description": "moved"}}}}}))
+    assert mock["http"]["response"]["headers"] == {"Location": "/"}
+
+
+def test_swagger_redirect_location_reads_the_header_itself():
+    document = json.dumps({"swagger": "2.0", "info": {"title": "t", "version": "1"},
+                           "paths": {"/old": {"get": {"responses": {"303": {
+                               "description": "see", "headers": {"location": {
+                                   "type": "string", "example": "/new"}}}}}}}})
+    assert only_mock(document)["http"]["response"]["headers"] == {"Location": "/new"}
+
+
+# ---------------------------------------------------------------------------- credentials
+
+
+def test_openapi_query_api_keys_are_recorded_on_every_mock():
+    result = import_document(spec(
+        {"/pets": {"get": {"responses": {}}}},
+        components={"securitySchemes": {
+            "key": {"type": "apiKey", "in": "query", "name": "api_key"},
+            "header": {"type": "apiKey", "in": "header", "name": "X-Key"},
+            "ref": {"$ref": "#/components/x-schemes/token"}},
+            "x-schemes": {"token": {"type": "apiKey", "in": "query", "name": "token"}}}))
+    assert result.mocks[0]["http"]["credentialQueryParams"] == ["api_key", "token"]
+
+
+def test_swagger_query_api_keys_come_from_security_definitions():
+    document = json.dumps({"swagger": "2.0", "info": {"title": "t", "version": "1"},
+                           "securityDefinitions": {"k": {"type": "apiKey", "in": "query",
+                                                         "name": "key"}},
+                           "paths": {"/pets": {"get": {"responses": {}}}}})
+    assert only_mock(document)["http"]["credentialQueryParams"] == ["key"]
+
+
+def test_openapi_without_query_api_keys_records_nothing():
+    mock = only_mock(spec({"/x": {"get": {"responses": {}}}}))
+    assert "credentialQueryParams" not in mock["http"]

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
-from mocks.portability.importers.placeholders import MAX_DEPTH, SchemaSampler
+from mocks.portability.importers.placeholders import MAX_DEPTH, SchemaSampler, pattern_string
 
 SCHEMAS = {
     "#/s/Node": {"type": "object", "properties": {
@@ -13,6 +14,18 @@ SCHEMAS = {
         "kids": {"type": "array", "items": {"$ref": "#/s/Node"}}}},
     "#/s/Base": {"type": "object", "properties": {"id": {"type": "string", "example": "b1"}}},
     "#/s/Loop": {"allOf": [{"$ref": "#/s/Loop"}, {"properties": {"a": {"example": 1}}}]},
+    "#/s/Person": {"type": "object", "required": ["name", "parent", "friends"], "properties": {
+        "name": {"type": "string"}, "nick": {"type": "string"},
+        "parent": {"$ref": "#/s/Person"},
+        "friends": {"type": "array", "items": {"$ref": "#/s/Person"}}}},
+    "#/s/MaybePerson": {"type": "object", "nullable": True, "required": ["me"], "properties": {
+        "me": {"$ref": "#/s/MaybePerson"}}},
+    "#/s/Wide": {"type": "object", "required": ["deep"], "properties": {
+        "deep": {"$ref": "#/s/Level"}}},
+    "#/s/Level": {"type": "object", "required": ["id", "next"], "properties": {
+        "id": {"type": "integer", "minimum": 1}, "optional": {"type": "string"},
+        "next": {"type": "object", "required": ["leaf"], "properties": {
+            "leaf": {"type": "string", "minLength": 3}}}}},
 }
 
 
@@ -85,11 +98,16 @@ def test_placeholder_numbers_have_two_decimals():
     assert round(value, 2) == value
 
 
-@pytest.mark.parametrize(("min_items", "count"), [(None, 1), (0, 1), (2, 2), (9, 3)])
-def test_placeholder_arrays_have_one_to_three_items(min_items, count):
-    schema = {"type": "array", "items": {"type": "string"}}
-    if min_items is not None:
-        schema["minItems"] = min_items
+@pytest.mark.parametrize(("bounds", "count"), [
+    pytest.param({}, 1, id="one item by default"),
+    pytest.param({"minItems": 0}, 1, id="minItems 0"),
+    pytest.param({"minItems": 2}, 2, id="minItems 2"),
+    pytest.param({"minItems": 9}, 9, id="minItems above 3 honoured"),
+    pytest.param({"maxItems": 0}, 0, id="maxItems 0"),
+    pytest.param({"minItems": 2, "maxItems": 2}, 2, id="exactly 2"),
+])
+def test_placeholder_arrays_honour_min_and_max_items(bounds, count):
+    schema = {"type": "array", "items": {"type": "string"}, **bounds}
     assert sample(schema) == ["string"] * count
 
 
@@ -123,3 +141,96 @@ def test_placeholder_depth_is_bounded():
 
 def test_placeholder_unknown_reference_is_left_out():
     assert sample({"type": "object", "properties": {"a": {"$ref": "#/missing"}}}) == {}
+
+
+# ---------------------------------------------------------------------------- constraints
+
+
+@pytest.mark.parametrize("schema", [
+    pytest.param({"type": "string", "pattern": r"^[A-Z]{3}-\d{4}$"}, id="anchored code"),
+    pytest.param({"type": "string", "pattern": r"^[a-z]+@[a-z]+\.com$"}, id="email-like"),
+    pytest.param({"type": "string", "pattern": r"^cus_[A-Za-z0-9]{14}$"}, id="prefixed id"),
+    pytest.param({"type": "string", "pattern": r"[0-9]+", "minLength": 12, "maxLength": 14},
+                 id="unanchored with lengths"),
+    pytest.param({"type": "string", "pattern": r"^[a-z]*$", "minLength": 20}, id="long star"),
+    pytest.param({"type": "string", "pattern": r"^[^@\s]+$", "maxLength": 5}, id="negated class"),
+])
+def test_placeholder_strings_match_their_pattern_and_lengths(schema):
+    for seed in range(10):
+        value = sample(schema, name="email", seed=seed)
+        assert re.search(schema["pattern"], value), value
+        assert schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", 10**6)
+
+
+def test_placeholder_pattern_strings_are_reproducible():
+    schema = {"type": "string", "pattern": r"^[A-Z]{2}[0-9]{6}$"}
+    assert sample(schema, seed="a") == sample(schema, seed="a")
+
+
+def test_placeholder_unreadable_pattern_falls_back_to_a_plain_string():
+    assert pattern_string(r"\p{L}+", random.Random(1)) is None
+    assert sample({"type": "string", "pattern": r"\p{L}+"}) == "string"
+
+
+@pytest.mark.parametrize(("schema", "value"), [
+    pytest.param({"type": "string", "minLength": 10}, "stringstri", id="minLength pads"),
+    pytest.param({"type": "string", "maxLength": 3}, "str", id="maxLength cuts"),
+    pytest.param({"type": "string", "format": "uuid", "maxLength": 3}, None, id="format wins"),
+    pytest.param({"type": "string", "format": "ipv4"}, "192.168.1.1", id="ipv4"),
+    pytest.param({"type": "string", "format": "uri"}, "https://example.com", id="uri"),
+    pytest.param({"type": "string", "format": "date"}, "2024-01-15", id="date"),
+])
+def test_placeholder_string_lengths_and_formats(schema, value):
+    generated = sample(schema)
+    if value is None:
+        assert len(generated) == 36
+    else:
+        assert generated == value
+
+
+def test_placeholder_name_samples_respect_lengths():
+    assert sample({"type": "string", "maxLength": 4}, name="email") == "stri"
+
+
+def test_placeholder_integers_honour_multiple_of():
+    for seed in range(20):
+        value = sample({"type": "integer", "minimum": 10, "maximum": 50, "multipleOf": 7},
+                       seed=seed)
+        assert value % 7 == 0 and 10 <= value <= 50
+
+
+def test_placeholder_required_properties_in_a_cycle_are_present():
+    value = sample({"$ref": "#/s/Person"})
+    assert set(value) >= {"name", "parent", "friends"}
+    parent = value["parent"]  # the cycle, cut to its required parts once
+    assert set(parent) == {"name", "parent", "friends"} and parent["friends"] == []
+    assert parent["parent"] == {}  # a cycle of required values ends in the smallest value
+
+
+def test_placeholder_required_cycle_through_a_nullable_schema_ends_in_null():
+    value = sample({"$ref": "#/s/MaybePerson"})
+    assert value == {"me": None}  # met again in a cycle: its smallest value, null
+
+
+def test_placeholder_required_properties_survive_the_depth_limit():
+    schema: dict = {"$ref": "#/s/Wide"}
+    for _ in range(MAX_DEPTH + 3):
+        schema = {"type": "object", "required": ["child"], "properties": {
+            "child": schema, "extra": {"type": "string"}}}
+    value = sample(schema)
+    for _ in range(MAX_DEPTH + 3):
+        assert "child" in value
+        value = value["child"]
+    assert set(value["deep"]) == {"id", "next"} and len(value["deep"]["next"]["leaf"]) >= 3
+
+
+def test_placeholder_all_of_unites_required():
+    value = sample({"allOf": [{"$ref": "#/s/Base"},
+                              {"required": ["id"]}]})
+    assert value == {"id": "b1"}
+
+
+def test_placeholder_required_name_without_a_property_schema_is_present():
+    value = sample({"type": "object", "required": ["x", "y"],
+                    "additionalProperties": {"type": "integer", "minimum": 3, "maximum": 3}})
+    assert value == {"x": 3, "y": 3}

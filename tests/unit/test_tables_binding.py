@@ -313,3 +313,40 @@ def test_example_stripe_config_loads():
                                  "stripe-customers.yaml"))
     status, _, body = call(engine, "GET", "/v1/customers/cus_seed000000000001")
     assert status == 200 and orjson.loads(body)["object"] == "customer"
+
+
+# ---------------------------------------------------------------------------- list filters
+
+
+def listed_names(engine: Engine, query: str) -> list[str]:
+    status, _, body = call(engine, "GET", "/pets", query=query)
+    assert status == 200
+    return sorted(item["name"] for item in orjson.loads(body)["data"])
+
+
+PETS = [{"name": "rex", "kind": "dog"}, {"name": "tom", "kind": "cat"}]
+
+
+def test_list_ignores_the_query_params_the_mock_matches_on():
+    mock = http_mock("m", "GET", "/pets")
+    mock["http"]["matcher"]["queryParams"] = {"version": "2"}
+    engine = engine_of(mock, tables=[{"name": "pets", "seedData": PETS}],
+                       extend=[{"mock": "m", "table": "pets", "action": "list"}])
+    assert listed_names(engine, "version=2") == ["rex", "tom"]
+    assert listed_names(engine, "version=2&kind=cat") == ["tom"]  # other names still filter
+
+
+def test_list_ignores_credential_query_params():
+    mock = http_mock("m", "GET", "/pets")
+    mock["http"]["credentialQueryParams"] = ["api_key"]
+    engine = engine_of(mock, tables=[{"name": "pets", "seedData": PETS}],
+                       extend=[{"mock": "m", "table": "pets", "action": "list"}])
+    assert listed_names(engine, "api_key=secret") == ["rex", "tom"]
+    assert listed_names(engine, "api_key=secret&kind=dog") == ["rex"]
+
+
+def test_list_without_credential_names_still_filters_on_every_name():
+    engine = engine_of(http_mock("m", "GET", "/pets"),
+                       tables=[{"name": "pets", "seedData": PETS}],
+                       extend=[{"mock": "m", "table": "pets", "action": "list"}])
+    assert listed_names(engine, "api_key=secret") == []

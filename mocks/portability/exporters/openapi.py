@@ -12,16 +12,20 @@ cannot hold two answers for one operation; later ones are listed under
   ``options`` (``operationId`` ``<mock id>.<method>``) that no mock with that method
   claims on the same path (a mock with a method condition is the more specific answer);
 * ``queryParams`` -> required query parameters and ``headers`` (without wildcards) ->
-  required header parameters, each with its value as ``example`` (importing the document
-  again turns them back into conditions);
+  required header parameters, each with its value as ``example`` and marked
+  ``x-mockd-condition: true`` (the importer makes only marked examples conditions again; an
+  example in someone else's document describes a request, it does not restrict one);
 * the response: ``statusCode`` (for a table-bound mock without one, the action's default),
   its headers (``Content-Type`` excepted) as response headers, its body as the ``example``
   of the media type from ``Content-Type`` (else JSON for objects and JSON text, XML for
-  ``<...``, else ``text/plain``).
+  ``<...``, else ``text/plain``). A body or header holding ``{{`` marks the response
+  ``x-mockd-template: true`` and a text body is kept as written (not parsed as JSON), so the
+  importer gives back the same template text;
+* ``http.credentialQueryParams`` -> ``components.securitySchemes`` of ``type: apiKey,
+  in: query`` (imported again as the same list).
 
-Importing the result reproduces the static behaviour: same paths, methods, conditions,
-statuses, content types and bodies (templates become literal text, since OpenAPI examples
-are data).
+Importing the result reproduces the behaviour: same paths, methods, conditions, statuses,
+content types and bodies, templates included.
 
 Source: SPEC "Import and export" ("openapi: an OpenAPI 3.0 document generated from the
 mocks"), "Versioning"; behavior notes §1 (``GET /openapi.json|yaml``), §13.
@@ -40,6 +44,10 @@ ACTION_STATUS = {"list": 200, "get": 200, "create": 201, "update": 200, "patch":
                  "delete": 204, "custom": 200}
 
 _PARAMETER = re.compile(r"\{([^{}:]+)(?::[^{}]*)?\}")
+#: Marks a parameter that is one of the mock's matcher conditions (read by the importer).
+CONDITION_EXTENSION = "x-mockd-condition"
+#: Marks a response whose body or headers hold ``{{...}}`` templates (read by the importer).
+TEMPLATE_EXTENSION = "x-mockd-template"
 
 
 def media_type_of(body: Any, headers: dict[str, str]) -> str:
@@ -106,6 +114,12 @@ def openapi_document(collection: dict[str, Any], title: str | None = None) -> di
         "paths": {path: operations for path, operations in sorted(paths.items())
                   if operations},
     }
+    credentials = sorted({str(name) for mock in collection.get("mocks") or []
+                          if isinstance(mock.get("http"), dict)
+                          for name in mock["http"].get("credentialQueryParams") or ()})
+    if credentials:
+        document["components"] = {"securitySchemes": {
+            name: {"type": "apiKey", "in": "query", "name": name} for name in credentials}}
     if skipped:
         document["x-mockd-skipped"] = skipped
     return document
@@ -132,12 +146,14 @@ def _operation(mock: dict[str, Any], http: dict[str, Any], matcher: dict[str, An
                   for name in _PARAMETER.findall(template)]
     for name, value in (matcher.get("queryParams") or {}).items():
         parameters.append({"name": name, "in": "query", "required": True,
-                           "schema": {"type": "string"}, "example": str(value)})
+                           "schema": {"type": "string"}, "example": str(value),
+                           CONDITION_EXTENSION: True})
     for name, value in (matcher.get("headers") or {}).items():
         if "*" in str(value):
             continue  # a wildcard condition has no single example value
         parameters.append({"name": name, "in": "header", "required": True,
-                           "schema": {"type": "string"}, "example": str(value)})
+                           "schema": {"type": "string"}, "example": str(value),
+                           CONDITION_EXTENSION: True})
     if parameters:
         operation["parameters"] = parameters
     response = http.get("response") or {}
@@ -150,10 +166,13 @@ def _operation(mock: dict[str, Any], http: dict[str, Any], matcher: dict[str, An
         answer["headers"] = {key: {"schema": {"type": "string"}, "example": value}
                              for key, value in others.items()}
     body = response.get("body")
+    templated = _has_template(body) or _has_template(others)
+    if templated and action is None:
+        answer[TEMPLATE_EXTENSION] = True
     if body is not None and body != "" and action is None:
         media = media_type_of(body, headers)
         example = body
-        if isinstance(body, str) and "json" in media:
+        if isinstance(body, str) and "json" in media and not templated:
             try:
                 example = json.loads(body)
             except ValueError:
@@ -163,6 +182,17 @@ def _operation(mock: dict[str, Any], http: dict[str, Any], matcher: dict[str, An
         answer["content"] = {media_type_of(None, headers): {}}
     operation["responses"] = {str(status): answer}
     return operation
+
+
+def _has_template(value: Any) -> bool:
+    """Whether a string inside ``value`` (a body or a header map) holds ``{{``."""
+    if isinstance(value, str):
+        return "{{" in value
+    if isinstance(value, dict):
+        return any(_has_template(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_template(item) for item in value)
+    return False
 
 
 def _description(mock: dict[str, Any], action: str | None) -> str:

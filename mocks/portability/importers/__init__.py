@@ -186,7 +186,7 @@ def import_path(path: str | Path, format: str | None = None, as_prefix: str | No
                                       f"{error.strerror or error}") from None
         if progress is not None:
             progress("read", len(raw), len(raw))
-        probe = DocumentProbe(decode_text(raw), file_path.name)
+        probe = DocumentProbe(decode_text(raw), file_path.name, base_dir=file_path.parent)
     return _convert(probe, format, as_prefix, include_static, progress, source or str(path),
                     check, compile, variables)
 

@@ -1,6 +1,6 @@
 """OpenAPI 3.0 / 3.1 and Swagger 2.0 -> one HTTP mock per path and method.
 
-Rules (behavior notes §13):
+Rules (behavior notes §13, with the changes of "Imports that real files break"):
 
 * paths sorted; methods in the order GET, POST, PUT, DELETE, PATCH, HEAD, OPTIONS;
   ``{param}`` segments kept; Swagger ``basePath`` prefixed (OpenAPI 3 ``servers`` ignored);
@@ -10,14 +10,30 @@ Rules (behavior notes §13):
   default (200 ``{"status": "ok"}``, 201 ``{"id": 1, "created": true}``, 204 none, 4xx and
   500 ``{"error": "<Reason>"}``, else ``{"status": N}``);
 * ``Content-Type`` = the first media type (Swagger: the first ``produces``);
-* query and header parameters with an ``example`` become matcher conditions;
+* a 3xx answer carries ``Location`` from the response's ``headers.Location`` (its
+  ``example``, its schema's ``example``, its first ``examples`` value, else a URI generated
+  from its schema, else ``/``);
+* query and header parameters never become matcher conditions, with or without an
+  ``example``: the documented request without them must match. Only a parameter the
+  OpenAPI exporter marked ``x-mockd-condition: true`` is a condition again (round trip);
+* a response marked ``x-mockd-template: true`` (the exporter's mark for a body or header
+  holding ``{{...}}``) keeps its templates; every other example is literal text;
+* query parameters that carry credentials (``securitySchemes`` / Swagger
+  ``securityDefinitions`` of ``type: apiKey, in: query``) are listed in each mock's
+  ``http.credentialQueryParams`` so a table-bound ``list`` does not filter on them;
 * name = ``summary``, else ``operationId``, else ``"METHOD path"``;
 * id = ``<as>.<operationId>`` with an ``as`` prefix, else ``http_<16 hex>``; both the
   ``operationId`` and ``<as>.<operationId>`` are recorded in
   :attr:`ImportResult.operation_ids` so extend bindings can name them.
 
-``$ref`` values are local JSON pointers (``#/components/schemas/User``); a reference to
-another file is reported as a warning and treated as an empty schema.
+``$ref`` values are resolved by :mod:`.openapi_refs`: percent-encoded JSON pointers, and
+relative references to other files when the spec was imported from a file (only inside
+its folder tree; URLs are never fetched).
+
+Partial import: each operation converts inside ``result.item("paths.<path>.<method>")``,
+so an operation that cannot be converted (a ``$ref`` that does not resolve, a malformed
+response) is skipped with a warning naming it; problems of the document itself (version,
+``paths`` not a mapping, a path without ``/``) still fail the whole import.
 
 Errors name the place: ``openapi: paths./users.get.responses: expected a mapping``.
 
@@ -27,10 +43,12 @@ from __future__ import annotations
 
 import random
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 
 from mocks.portability.importers.common import IdAllocator, http_mock, new_http_id, safe_id, scalar_text
-from mocks.portability.importers.placeholders import SchemaSampler
+from mocks.portability.importers.openapi_refs import References
+from mocks.portability.importers.placeholders import FORMAT_SAMPLES, SchemaSampler
 from mocks.portability.importers.result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
 
 FORMAT = "openapi"
@@ -41,6 +59,12 @@ PREFERRED_STATUSES = ("200", "201", "202", "204")
 IGNORED_HEADER_PARAMETERS = frozenset(("accept", "content-type", "authorization"))
 #: Report progress every this many operations.
 PROGRESS_STEP = 200
+#: A parameter extension the OpenAPI exporter writes on a mock's matcher conditions: such a
+#: parameter's ``example`` is a matcher condition again when the document is imported.
+CONDITION_EXTENSION = "x-mockd-condition"
+#: A response extension the OpenAPI exporter writes when the body or a header holds
+#: ``{{...}}`` templates: imported as templates, not escaped into literal text.
+TEMPLATE_EXTENSION = "x-mockd-template"
 
 
 def default_body(status: int) -> Any:
@@ -99,23 +123,24 @@ class OpenAPIImporter:
         if not isinstance(document, dict):
             raise ImportDocumentError(FORMAT, "", f"expected a mapping at the top level, got "
                                       f"{_kind(document)}")
-        return OpenAPIConversion(document, options).run()
+        return OpenAPIConversion(document, options, probe.base_dir, probe.filename).run()
 
 
 class OpenAPIConversion:
     """One document being converted (holds the ``$ref`` cache and the warnings)."""
 
-    def __init__(self, document: dict[str, Any], options: ImportOptions):
+    def __init__(self, document: dict[str, Any], options: ImportOptions,
+                 base_dir: Path | None = None, filename: str = ""):
         self.document = document
         self.options = options
         self.warnings: list[str] = []
         self.ids = IdAllocator()
-        self._resolved: dict[str, Any] = {}
-        self._external_warned: set[str] = set()
+        self.references = References(document, base_dir, filename)
         self.swagger = "openapi" not in document
         self._check_version()
         self.base_path = self._base_path()
         self.produces = _string_list(document.get("produces"))
+        self.credential_query_params = self._credential_query_params()
 
     # ------------------------------------------------------------------ document level
 
@@ -142,6 +167,26 @@ class OpenAPIConversion:
             base = "/" + base
         return base
 
+    def _credential_query_params(self) -> list[str]:
+        """Names of the query parameters the document's security schemes carry credentials
+        in (``type: apiKey, in: query``), sorted; malformed schemes are ignored."""
+        if self.swagger:
+            schemes = self.document.get("securityDefinitions")
+        else:
+            components = self.document.get("components")
+            schemes = components.get("securitySchemes") if isinstance(components, dict) \
+                else None
+        names: set[str] = set()
+        for scheme in (schemes or {}).values() if isinstance(schemes, dict) else ():
+            try:
+                scheme = self._deref(scheme, "securitySchemes")
+            except ImportDocumentError:
+                continue
+            if isinstance(scheme, dict) and scheme.get("type") == "apiKey" \
+                    and scheme.get("in") == "query" and isinstance(scheme.get("name"), str):
+                names.add(scheme["name"])
+        return sorted(names)
+
     def run(self) -> ImportResult:
         """Convert every operation; returns the :class:`ImportResult`."""
         paths = self.document.get("paths")
@@ -163,20 +208,28 @@ class OpenAPIConversion:
             location = f"paths.{path}"
             if not path.startswith("/"):
                 raise ImportDocumentError(FORMAT, location, "a path must start with '/'")
-            item = self._deref(item, location)
+            if isinstance(item, dict) and "$ref" in item:
+                resolved: list[Any] = []
+                with result.item(location):  # a path item in another file
+                    resolved.append(self._deref(item, location))
+                if not resolved:
+                    continue
+                item = resolved[0]
             if not isinstance(item, dict):
                 raise ImportDocumentError(FORMAT, location, f"expected a mapping, got "
                                           f"{_kind(item)}")
-            shared = self._parameters(item.get("parameters"), f"{location}.parameters")
             for method in METHODS:
                 if method not in item:
                     continue
-                operation = item[method]
-                if not isinstance(operation, dict):
-                    raise ImportDocumentError(FORMAT, f"{location}.{method}",
-                                              f"expected a mapping, got {_kind(operation)}")
-                result.mocks.append(self._mock(path, method, operation, shared, result,
-                                               f"{location}.{method}"))
+                where = f"{location}.{method}"
+                with result.item(where):
+                    operation = item[method]
+                    if not isinstance(operation, dict):
+                        raise ImportDocumentError(FORMAT, where,
+                                                  f"expected a mapping, got {_kind(operation)}")
+                    shared = self._parameters(item.get("parameters"), f"{location}.parameters")
+                    result.mocks.append(self._mock(path, method, operation, shared, result,
+                                                   where))
                 done += 1
                 if progress is not None and done % PROGRESS_STEP == 0:
                     progress(done, total)
@@ -211,7 +264,9 @@ class OpenAPIConversion:
         query_params: dict[str, str] = {}
         match_headers: dict[str, str] = {}
         for (where, parameter_name), parameter in parameters.items():
-            if "example" not in parameter:
+            # Examples describe a request; they are not conditions (a plain request must
+            # match), except the exporter's own conditions coming back.
+            if "example" not in parameter or parameter.get(CONDITION_EXTENSION) is not True:
                 continue
             value = scalar_text(parameter["example"])
             if where == "query":
@@ -231,6 +286,7 @@ class OpenAPIConversion:
         headers: dict[str, str] = {}
         body: Any = None
         found = False
+        literal = True
         if chosen is not None:
             response_location = f"{location}.responses.{chosen}"
             response = self._deref(responses[_original_key(responses, chosen)],
@@ -238,7 +294,10 @@ class OpenAPIConversion:
             if not isinstance(response, dict):
                 raise ImportDocumentError(FORMAT, response_location,
                                           f"expected a mapping, got {_kind(response)}")
+            literal = response.get(TEMPLATE_EXTENSION) is not True
             rng = random.Random(f"{upper} {path}")
+            if 300 <= status < 400:
+                headers["Location"] = self._location(response, rng, response_location)
             if self.swagger:
                 found, content_type, body = self._swagger_body(response, operation, rng,
                                                                response_location)
@@ -249,9 +308,44 @@ class OpenAPIConversion:
                 headers["Content-Type"] = content_type
         if not found:
             body = default_body(status)
-        return http_mock(mock_id, name=name, method=upper, path=full_path, status=status,
+        mock = http_mock(mock_id, name=name, method=upper, path=full_path, status=status,
                          headers=headers or None, body=body, query_params=query_params or None,
-                         match_headers=match_headers or None)
+                         match_headers=match_headers or None, literal=literal)
+        if self.credential_query_params:
+            mock["http"]["credentialQueryParams"] = list(self.credential_query_params)
+        return mock
+
+    def _location(self, response: dict[str, Any], rng: random.Random, location: str) -> str:
+        """The ``Location`` of a 3xx answer: the response's ``headers.Location`` (any
+        case) ``example``, its schema's ``example``, its first ``examples`` value, else a
+        URI generated from its schema, else ``/``."""
+        declared = response.get("headers")
+        if not isinstance(declared, dict):
+            return "/"
+        key = next((name for name in declared if str(name).lower() == "location"), None)
+        if key is None:
+            return "/"
+        header = self._deref(declared[key], f"{location}.headers.{key}")
+        if not isinstance(header, dict):
+            return "/"
+        if "example" in header:
+            return scalar_text(header["example"])
+        schema = header.get("schema", header if self.swagger else None)
+        schema = self._deref(schema, f"{location}.headers.{key}.schema")
+        if isinstance(schema, dict) and "example" in schema:
+            return scalar_text(schema["example"])
+        examples = header.get("examples")
+        if isinstance(examples, dict) and examples:
+            first = self._deref(next(iter(examples.values())), f"{location}.headers.{key}")
+            if isinstance(first, dict) and "value" in first:
+                return scalar_text(first["value"])
+        if isinstance(schema, dict):
+            schema = {**schema, "format": schema.get("format")
+                      if schema.get("format") in FORMAT_SAMPLES else "uri"}
+            value = self._sample(schema, rng, f"{location}.headers.{key}.schema")
+            if isinstance(value, str) and value:
+                return value
+        return "/"
 
     def _openapi_body(self, response: dict[str, Any], rng: random.Random,
                       location: str) -> tuple[bool, str, Any]:
@@ -275,10 +369,12 @@ class OpenAPIConversion:
             return True, content_type, media["example"]
         examples = media.get("examples")
         if isinstance(examples, dict) and examples:
-            first = self._deref(next(iter(examples.values())), f"{location}.examples")
+            first = self._deref(next(iter(examples.values())),
+                                f"{location}.content.{content_type}.examples")
             if isinstance(first, dict) and "value" in first:
                 return True, content_type, first["value"]
-        found, body = self._schema_body(media.get("schema"), rng, f"{location}.schema")
+        found, body = self._schema_body(media.get("schema"), rng,
+                                        f"{location}.content.{content_type}.schema")
         return found, content_type, body
 
     def _swagger_body(self, response: dict[str, Any], operation: dict[str, Any],
@@ -306,8 +402,16 @@ class OpenAPIConversion:
         resolved = self._deref(schema, location)
         if isinstance(resolved, dict) and "example" in resolved:
             return True, resolved["example"]
-        value = SchemaSampler(self.resolve, rng).sample(schema)
+        value = self._sample(schema, rng, location)
         return value is not None, value
+
+    def _sample(self, schema: Any, rng: random.Random, location: str) -> Any:
+        """A value generated from ``schema``; a ``$ref`` inside it that cannot be read
+        raises :class:`ImportDocumentError` naming ``location``."""
+        try:
+            return SchemaSampler(self.resolve, rng).sample(schema)
+        except ImportDocumentError as error:
+            raise ImportDocumentError(FORMAT, location, error.reason) from None
 
     # ------------------------------------------------------------------ parameters
 
@@ -332,8 +436,9 @@ class OpenAPIConversion:
     # ------------------------------------------------------------------ references
 
     def _deref(self, value: Any, location: str) -> Any:
-        """``value`` with ``$ref`` chains followed (cycle-safe); unknown local references
-        are errors naming ``location``; references to other files are warnings and {}."""
+        """``value`` with ``$ref`` chains followed (cycle-safe); a reference that cannot be
+        resolved (see :mod:`.openapi_refs`) raises :class:`ImportDocumentError` naming
+        ``location``."""
         seen: set[str] = set()
         while isinstance(value, dict) and isinstance(value.get("$ref"), str):
             reference = value["$ref"]
@@ -342,34 +447,14 @@ class OpenAPIConversion:
             seen.add(reference)
             try:
                 value = self.resolve(reference)
-            except KeyError as error:
-                if not reference.startswith("#"):
-                    return {}
-                raise ImportDocumentError(FORMAT, location, str(error.args[0])) from None
+            except ImportDocumentError as error:
+                raise ImportDocumentError(FORMAT, location, error.reason) from None
         return value
 
     def resolve(self, reference: str) -> Any:
-        """The value a ``$ref`` points at. Raises ``KeyError`` with a message for a missing
-        target; a reference to another document is a warning and resolves to ``{}``."""
-        if reference in self._resolved:
-            return self._resolved[reference]
-        if not reference.startswith("#"):
-            if reference not in self._external_warned:
-                self._external_warned.add(reference)
-                self.warnings.append(f"$ref {reference!r} points outside this document; "
-                                     "treated as an empty schema")
-            return {}
-        value: Any = self.document
-        for token in reference[1:].split("/")[1:] if reference != "#" else ():
-            token = token.replace("~1", "/").replace("~0", "~")
-            if isinstance(value, dict) and token in value:
-                value = value[token]
-            elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
-                value = value[int(token)]
-            else:
-                raise KeyError(f"$ref {reference!r} does not resolve")
-        self._resolved[reference] = value
-        return value
+        """The value a ``$ref`` points at (:meth:`References.resolve`). Raises
+        :class:`ImportDocumentError` (without a location) when it cannot be resolved."""
+        return self.references.resolve(reference)
 
 
 def _original_key(mapping: dict[Any, Any], text: str) -> Any:

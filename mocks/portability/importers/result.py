@@ -102,11 +102,14 @@ class DocumentProbe:
         filename: the file or directory name as given ("" for text without a file); only its
             extension is used for detection.
         directory: set when the input is a directory (WireMock mappings).
+        base_dir: the folder of the file the text was read from (None for text, stdin or
+            a URL); OpenAPI reads files its relative ``$ref`` values name from there.
     """
 
     text: str | None
     filename: str = ""
     directory: Path | None = None
+    base_dir: Path | None = None
     _parsed: Any = field(default=_MISSING, repr=False)
     _parse_error: str | None = field(default=None, repr=False)
 

@@ -176,6 +176,7 @@ class HttpMock(Strict):
     chunked: ChunkedConfig | None = None
     stateful_operation: str | None = Field(None, alias="statefulOperation")
     stateful_binding: StatefulBinding | None = Field(None, alias="statefulBinding")
+    credential_query_params: list[str] = Field([], alias="credentialQueryParams")  # never list filters
     validation: RequestValidation | None = None
 
     @model_validator(mode="after")
