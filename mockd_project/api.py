@@ -24,6 +24,7 @@ from mockd_project.metrics import router as metrics_router
 from mocks.api_portability import router as portability_router
 from mocks.api import (config_router, health_router, mocks_router, requests_router,
                        verification_router, workspaces_router)
+from mocks.api_scenarios import router as scenarios_router
 from mocks.api_sse import router as sse_router
 from mocks.api_extras import router as extras_router
 from mocks.config import ConfigFile, Mock as MockConfig
@@ -90,6 +91,7 @@ api.add_router("", requests_router)
 api.add_router("", workspaces_router)
 api.add_router("", api_keys_router)
 api.add_router("", tables_router)
+api.add_router("", scenarios_router)
 api.add_router("", portability_router)
 api.add_router("", sse_router)
 api.add_router("", extras_router)

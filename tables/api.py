@@ -7,8 +7,10 @@ which persists the definition.
 
 =============================================  ============================================
 ``GET /state``                                 ``{resources, total, totalItems, resourceList}``
-``POST /state/reset`` (``?resource=``)         ``{"status": "reset"}``
-``POST /reset``                                ``{"status": "reset", "tables": n}``
+``POST /state/reset`` (``?resource=``)         ``{"status": "reset"}`` (without ``resource``
+                                               the scenarios are reset too)
+``POST /reset``                                ``{"status": "reset", "tables": n}`` (and the
+                                               scenarios)
 ``POST /reset/{table}``                        ``{"status": "reset", "table": t}`` (404
                                                ``Table not found: t``)
 ``GET /state/resources``                       array of ``{name, itemCount, seedCount,
@@ -118,6 +120,8 @@ async def reset_state(request: HttpRequest, resource: str | None = Query(None),
             await _require_table_in(resource, workspace_id)
             await control.reset_tables(resource)
         else:
+            # Scenario states are runtime state too: a full reset puts them back in Started.
+            await control.reset_scenarios(workspace_id or None)
             await control.reset_tables(None, await _table_filter(workspace_id))
     except TableError as error:
         raise _admin_error(error) from None
@@ -130,6 +134,7 @@ async def reset_all(request: HttpRequest,
     """``{"status": "reset", "tables": <count>}`` (the workspace's tables with
     ``workspaceId``)."""
     control = engine_control()
+    await control.reset_scenarios(workspace_id or None)
     count = await control.reset_tables(None, await _table_filter(workspace_id))
     return {"status": "reset", "tables": count}
 

@@ -17,6 +17,8 @@ BODY_EQUALS = 25
 BODY_PATTERN = 22
 BODY_CONTAINS = 20
 BODY_JSON_PATH = 15
+#: ``http.scenario.requiredState`` (a condition of its own).
+SCENARIO_STATE = 10
 
 # Path specificity, higher wins (behavior notes §5 rule 1):
 # exact `path` > `pathPattern` > `path` with `{param}` > `path` with `*` or `{name:.*}` > none.

@@ -5,7 +5,8 @@ in-process call on the shared event loop, in split mode it is HTTP to
 :class:`EngineControlApp` on the engine-control port (default first free from 4281). The HTTP
 routes mirror the admin's (behavior notes §16): ``/health``, ``/config``, ``/mocks``,
 ``/status``, ``/requests`` (+ ``/{id}``, ``/stream``), ``/mocks/{id}/verify``,
-``/mocks/{id}/invocations``, ``/verify``, ``/sse…`` and ``/mocks/{id}/sse/…``. Only
+``/mocks/{id}/invocations``, ``/verify``, ``/scenarios…`` (scenario states; resetting every
+table resets them too), ``/state…``, ``/sse…`` and ``/mocks/{id}/sse/…``. Only
 ``mockd engine`` binds that port (never full mode); each request must carry the engine token,
 send JSON bodies and no ``Origin`` header (:func:`gate_answer`), so no web page can reach it.
 
@@ -30,6 +31,8 @@ import orjson
 from tables.control import TableControl, route_state
 
 from mocks.config import ConfigFile
+from mocks.protocols.http.scenarios import (route_scenarios, scenario_overview,
+                                            set_scenario_state)
 from mocks.protocols.streaming.config import DEFAULT_BUFFER_SIZE
 from mocks.protocols.streaming.control import route_sse
 from mocks.protocols.streaming.runtime import CLOSED_BY_ADMIN
@@ -239,6 +242,29 @@ class EngineControl(TableControl):
         """Forget the mock's calls (its request-log entries); returns how many."""
         return self.request_log.clear(mock_id)
 
+    # ================================================================== scenarios
+    # ``http.scenario`` state (:mod:`mocks.protocols.http.scenarios`); admin routes in
+    # ``mocks/api_scenarios.py``.
+
+    async def scenarios(self, workspace: str | None = None) -> dict[str, Any]:
+        """``{scenarios: [{name, state, possibleStates, workspaceId}], count}`` of the
+        scenarios the live mocks use (of ``workspace``; None: all)."""
+        rows = scenario_overview(self.engine.snapshot.mocks, self.engine.scenarios, workspace)
+        return {"scenarios": rows, "count": len(rows)}
+
+    async def set_scenario_state(self, name: str, body: Any,
+                                 workspace: str | None = None) -> dict[str, Any]:
+        """Put scenario ``name`` in ``body["state"]``; returns the scenario. Raises
+        :class:`~mocks.protocols.http.scenarios.ScenarioError` (404 unknown scenario, 400
+        unknown or missing state)."""
+        return set_scenario_state(self.engine.snapshot.mocks, self.engine.scenarios, name,
+                                  body, workspace)
+
+    async def reset_scenarios(self, workspace: str | None = None) -> int:
+        """Put every scenario (of ``workspace``; None: all) back in ``Started``; returns how
+        many had left it. The table resets of ``/state/reset`` and ``/reset`` call it too."""
+        return self.engine.scenarios.reset(workspace)
+
     # ================================================================== SSE connections
     # Streaming mocks (issue 7). The state lives in ``engine.streams`` (a
     # :class:`~mocks.protocols.streaming.runtime.StreamRuntime`); admin routes in
@@ -439,15 +465,30 @@ class EngineControlApp:
         elif found := _VERIFY.match(path):
             await self._verification(found.group(1), found.group(2), method, query, receive,
                                      send)
-        elif await route_state(control, method, path, urlencode(query),  # /state…, /reset…
-                               lambda: read_body(receive, 16 * 1024 * 1024, None),
-                               lambda status, payload: _answer(send, status, payload)):
+        elif await route_scenarios(control, method, path, query,  # /scenarios…
+                                   lambda: read_body(receive, 1024 * 1024, None),
+                                   lambda status, payload: _answer(send, status, payload)):
+            pass
+        elif await self._state(method, path, query, receive, send):
             pass
         elif await route_sse(control, method, path,  # /sse…, /mocks/{id}/sse/…
                              lambda status, payload: _answer(send, status, payload)):
             pass
         else:
             await _answer(send, 404, {"error": "not_found", "message": "Resource not found"})
+
+    async def _state(self, method: str, path: str, query: dict[str, str], receive: Receive,
+                     send: Send) -> bool:
+        """``/state…`` and ``/reset…`` (:func:`~tables.control.route_state`); resetting every
+        table (``POST /state/reset`` without ``resource``, ``POST /reset``) resets the
+        scenarios too."""
+        if method == "POST" and (path == "/reset" or (path == "/state/reset"
+                                                     and not query.get("resource"))):
+            # Before the answer, so a client that saw it never meets an old state.
+            await self.control.reset_scenarios()
+        return await route_state(self.control, method, path, urlencode(query),
+                                 lambda: read_body(receive, 16 * 1024 * 1024, None),
+                                 lambda status, payload: _answer(send, status, payload))
 
     async def _verification(self, mock_id: str, what: str, method: str, query: dict[str, str],
                             receive: Receive, send: Send) -> None:

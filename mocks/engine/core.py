@@ -15,6 +15,7 @@ from typing import Any, Callable
 from tables.operations import apply_operations
 from tables.store import TableStore
 
+from mocks.protocols.http.scenarios import ScenarioStore
 from mocks.protocols.streaming.runtime import StreamRuntime
 
 from mocks.config import ConfigFile
@@ -78,6 +79,8 @@ class Engine:
         template_state: runtime template state (sequences) for the server's lifetime.
         tables: runtime table items (seam 5): they live here, not in the snapshot, so a
             config reload keeps them unless a table's definition changed.
+        scenarios: the current state of every scenario (``http.scenario``); kept across
+            config reloads, reset with the tables.
         streams: open streaming connections, resumption buffers and stats
             (:class:`~mocks.protocols.streaming.runtime.StreamRuntime`); a load stops the
             streams of mocks that changed or are gone.
@@ -93,6 +96,7 @@ class Engine:
         self.snapshot: Snapshot = empty_snapshot()
         self.template_state = TemplateState()
         self.tables = TableStore()
+        self.scenarios = ScenarioStore()
         #: ``mock id -> {name: object}``: runtime state of protocol handlers (an identity
         #: provider's token store) that must outlive recompiles of its mock; dropped when the
         #: mock leaves the config.
@@ -138,9 +142,10 @@ class Engine:
         base = Path(base_dir) if base_dir is not None else self.base_dir
         if patch_only:
             return patch_snapshot(config, self.snapshot, base, self.tables, self.protocol_state,
-                                  self.body_file_roots)
+                                  self.body_file_roots, self.scenarios)
         return compile_snapshot(config, base, self.tables, self.protocol_state,
-                                previous=self.snapshot, body_file_roots=self.body_file_roots)
+                                previous=self.snapshot, body_file_roots=self.body_file_roots,
+                                scenarios=self.scenarios)
 
     def swap(self, snapshot: Snapshot) -> None:
         """Make a compiled ``snapshot`` live (call on the engine's loop, with no await between

@@ -133,7 +133,8 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
                      tables: TableStore | None = None,
                      protocol_state: dict[str, dict[str, Any]] | None = None,
                      previous: Snapshot | None = None,
-                     body_file_roots: tuple[Path, ...] = ()) -> Snapshot:
+                     body_file_roots: tuple[Path, ...] = (),
+                     scenarios: Any = None) -> Snapshot:
     """Compile every mock, table and extend binding of ``config`` and build the index.
 
     ``base_dir`` resolves relative files (the config file's folder). ``tables`` is the
@@ -144,7 +145,9 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
     live snapshot: when ``config`` differs from it in a few mocks (edited in place, removed,
     or added at the end) only those are compiled and the index is patched; otherwise every
     mock whose config object is unchanged still reuses its compiled output (see the module
-    docstring). ``body_file_roots`` confines ``bodyFile`` reads.
+    docstring). ``body_file_roots`` confines ``bodyFile`` reads. ``scenarios`` is the
+    engine's :class:`~mocks.protocols.http.scenarios.ScenarioStore` (scenario conditions and
+    actions hold it; None: a throw-away store, for validation).
 
     Raises :class:`~mocks.core.errors.ConfigError` for the first table or binding that does
     not compile, or naming every mock that does not (:attr:`ConfigError.errors`); nothing is
@@ -153,7 +156,7 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
     base = Path(base_dir)
     shared = _Shared(base, tables, protocol_state, body_file_roots,
                      compile_tables(table_configs(config)), collect_bindings(config),
-                     compile_operations(config.custom_operations))
+                     compile_operations(config.custom_operations), scenarios)
     if (previous is not None and previous.base_dir == base
             and previous.body_file_roots == body_file_roots):
         patched = _patch(config, previous, shared)
@@ -168,7 +171,8 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
 def patch_snapshot(config: ConfigFile, previous: Snapshot, base_dir: Path | str = ".",
                    tables: TableStore | None = None,
                    protocol_state: dict[str, dict[str, Any]] | None = None,
-                   body_file_roots: tuple[Path, ...] = ()) -> Snapshot | None:
+                   body_file_roots: tuple[Path, ...] = (),
+                   scenarios: Any = None) -> Snapshot | None:
     """:func:`compile_snapshot` when ``config`` is a small edit of ``previous`` (a few mocks
     edited in place, removed, or added at the end; no table bindings), else None without
     compiling anything. Cheap: callers try it on the event loop first and run a full compile
@@ -178,7 +182,7 @@ def patch_snapshot(config: ConfigFile, previous: Snapshot, base_dir: Path | str 
         return None
     shared = _Shared(base, tables, protocol_state, body_file_roots,
                      compile_tables(table_configs(config)), collect_bindings(config),
-                     compile_operations(config.custom_operations))
+                     compile_operations(config.custom_operations), scenarios)
     return _patch(config, previous, shared)
 
 
@@ -223,6 +227,7 @@ class _Shared:
     definitions: tuple[TableDefinition, ...]
     bindings: dict[int, Any]
     operations: tuple[CustomOperation, ...]
+    scenarios: Any = None
 
 
 def _compile_entry(mock: Mock, position: int, order: int, binding: Any,
@@ -232,7 +237,8 @@ def _compile_entry(mock: Mock, position: int, order: int, binding: Any,
     state = {} if kept is None else kept
     output = compile_one(mock, CompileContext(
         key_path=f"mocks[{position}]", order=order, base_dir=shared.base_dir, state=state,
-        tables=shared.tables, binding=binding, body_file_roots=shared.body_file_roots))
+        tables=shared.tables, binding=binding, body_file_roots=shared.body_file_roots,
+        scenarios=shared.scenarios))
     if kept is None and state and shared.protocol_state is not None:
         # Only mocks whose handler keeps something get an entry (most never do).
         shared.protocol_state[mock.id] = state

@@ -114,6 +114,9 @@ class CompileContext:
         tables: the engine's :class:`~tables.store.TableStore` (None when validating only).
         binding: the table binding of this mock from the config's ``extend`` list, if any.
         body_file_roots: folders a ``bodyFile`` may be read from (empty: anywhere).
+        scenarios: the engine's scenario store
+            (:class:`~mocks.protocols.http.scenarios.ScenarioStore`; None when validating
+            only).
     """
 
     key_path: str
@@ -123,6 +126,7 @@ class CompileContext:
     tables: Any = None
     binding: Any = None
     body_file_roots: tuple[Path, ...] = ()
+    scenarios: Any = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -244,3 +244,156 @@ def test_request_header_lookup_without_building_the_view():
     request = MockRequest("GET", "/", raw_headers=[(b"x-a", b"1"), (b"x-a", b"2")])
     assert request.header("x-a") == "1" and request.header("x-b") is None
     assert "headers" not in request.__dict__
+
+
+# ------------------------------------------------------------------ value matcher objects
+@pytest.mark.parametrize("spec,headers,ok", [
+    pytest.param({"equalTo": "Abc"}, {"X-V": "Abc"}, True, id="equalTo"),
+    pytest.param({"equalTo": "Abc*"}, {"X-V": "Abcdef"}, False,
+                 id="equalTo has no wildcards"),
+    pytest.param({"equalTo": "abc", "caseInsensitive": True}, {"X-V": "ABC"}, True,
+                 id="equalTo caseInsensitive"),
+    pytest.param({"contains": "mid"}, {"X-V": "a-mid-b"}, True, id="contains"),
+    pytest.param({"contains": "MID"}, {"X-V": "a-mid-b"}, False, id="contains keeps case"),
+    pytest.param({"matches": "[a-z]+-[0-9]+"}, {"X-V": "ab-12"}, True, id="matches"),
+    pytest.param({"matches": "[a-z]+"}, {"X-V": "ab-12"}, False,
+                 id="matches needs the whole value"),
+    pytest.param({"matches": "AB-.*", "caseInsensitive": True}, {"X-V": "ab-12"}, True,
+                 id="matches caseInsensitive"),
+    pytest.param({"doesNotMatch": "[0-9]+"}, {"X-V": "abc"}, True, id="doesNotMatch"),
+    pytest.param({"doesNotMatch": "[0-9]+"}, {"X-V": "123"}, False, id="doesNotMatch miss"),
+    pytest.param({"doesNotMatch": "[0-9]+"}, {}, False,
+                 id="doesNotMatch fails on a missing header"),
+    pytest.param({"absent": True}, {}, True, id="absent"),
+    pytest.param({"absent": True}, {"X-V": ""}, False, id="absent fails when present"),
+    pytest.param({"contains": "a"}, {}, False, id="missing header fails contains"),
+])
+def test_header_condition_object_values(spec, headers, ok):
+    condition = HeaderCondition({"X-V": spec})
+    assert condition.evaluate(make_request(headers=headers)).matched is ok
+    assert condition.evaluate(make_request(headers=headers), explain=True).matched is ok
+
+
+@pytest.mark.parametrize("spec,query,ok", [
+    pytest.param({"matches": "[0-9]{3}"}, "p=123", True, id="matches"),
+    pytest.param({"matches": "[0-9]{3}"}, "p=1234", False, id="matches whole value"),
+    pytest.param({"absent": True}, "q=1", True, id="absent"),
+    pytest.param({"absent": True}, "p=", False, id="absent fails when blank"),
+    pytest.param({"equalTo": "X", "caseInsensitive": True}, "p=x", True, id="caseInsensitive"),
+    pytest.param("a*", "p=abc", False, id="text stays exact for query params"),
+])
+def test_query_condition_object_values(spec, query, ok):
+    assert QueryParamCondition({"p": spec}).evaluate(make_request(query=query)).matched is ok
+
+
+def test_header_condition_object_miss_explains_the_operator():
+    condition = HeaderCondition({"X-Id": {"matches": "[0-9]+"}, "X-No": {"absent": True}})
+    result = condition.evaluate(make_request(headers={"X-Id": "12a", "X-No": "1"}),
+                                explain=True)
+    assert result.mismatch == 'header X-Id expected matches "[0-9]+", got "12a"'
+    assert [row["expected"] for row in result.details] == ['matches "[0-9]+"', "absent"]
+    assert condition.weight == 2
+
+
+def test_header_condition_bad_regex_names_the_key():
+    with pytest.raises(ConfigError) as caught:
+        HeaderCondition({"X-Id": {"matches": "(["}}, "mocks[0].http.matcher.headers")
+    assert str(caught.value).startswith("mocks[0].http.matcher.headers['X-Id'].matches: ")
+
+
+# ------------------------------------------------------------------ bodyMatchers
+def _body_condition(entry: dict):
+    from mocks.protocols.http.conditions import body_matcher_condition
+    from mocks.protocols.http.config import BodyMatch
+
+    return body_matcher_condition(BodyMatch.model_validate(entry),
+                                  "mocks[0].http.matcher.bodyMatchers[0]")
+
+
+@pytest.mark.parametrize("entry,body,ok", [
+    pytest.param({"equalToJson": '{"a": 1, "b": [1, 2]}'}, '{"b":[1,2],"a":1}', True,
+                 id="json key order and white space"),
+    pytest.param({"equalToJson": {"a": 1}}, '{"a": 1.0}', True, id="json value; 1 equals 1.0"),
+    pytest.param({"equalToJson": {"a": True}}, '{"a": 1}', False, id="boolean is not a number"),
+    pytest.param({"equalToJson": {"a": 1}}, '{"a": 1, "b": 2}', False, id="extra key fails"),
+    pytest.param({"equalToJson": {"a": {"b": 1}}, "ignoreExtraElements": True},
+                 '{"a": {"b": 1, "c": 2}, "d": 3}', True, id="extra keys at every depth"),
+    pytest.param({"equalToJson": {"a": 1, "z": 1}, "ignoreExtraElements": True},
+                 '{"a": 1}', False, id="missing key still fails"),
+    pytest.param({"equalToJson": [1, 2, 3]}, "[3, 2, 1]", False, id="array order counts"),
+    pytest.param({"equalToJson": [1, 2, 2], "ignoreArrayOrder": True}, "[2, 1, 2]", True,
+                 id="ignoreArrayOrder"),
+    pytest.param({"equalToJson": [1, 2, 2], "ignoreArrayOrder": True}, "[2, 1, 1]", False,
+                 id="ignoreArrayOrder counts repeats"),
+    pytest.param({"equalToJson": [{"id": "${json-unit.ignore}"}, {"id": 1}],
+                  "ignoreArrayOrder": True}, '[{"id": 1}, {"id": 2}]', True,
+                 id="placeholder does not pair greedily"),
+    pytest.param({"equalToJson": {"id": "${json-unit.ignore}", "n": "${json-unit.any-number}",
+                                  "s": "${json-unit.any-string}",
+                                  "f": "${json-unit.any-boolean}"}},
+                 '{"id": [1], "n": 2.5, "s": "x", "f": false}', True, id="placeholders"),
+    pytest.param({"equalToJson": {"n": "${json-unit.any-number}"}}, '{"n": "2"}', False,
+                 id="any-number rejects text"),
+    pytest.param({"equalToJson": {"id": "${json-unit.ignore}"}}, "{}", False,
+                 id="ignored key must be present"),
+    pytest.param({"equalToJson": {"a": 1}}, "not json", False, id="body not JSON"),
+    pytest.param({"equalToXml": '<a:order xmlns:a="urn:o" id="1" k="2"><a:item>x</a:item>'
+                                '</a:order>'},
+                 '<order xmlns="urn:o" k="2" id="1">\n  <item> x </item>\n</order>', True,
+                 id="xml prefix, attribute order, white space"),
+    pytest.param({"equalToXml": "<order><item>x</item></order>"},
+                 '<order xmlns="urn:o"><item>x</item></order>', False,
+                 id="xml namespace URI counts"),
+    pytest.param({"equalToXml": "<order><item>x</item></order>"},
+                 "<order><!-- note --><item>x</item></order>", True, id="xml comments ignored"),
+    pytest.param({"equalToXml": "<order><item>x</item></order>"},
+                 "<order><item>y</item></order>", False, id="xml text counts"),
+    pytest.param({"equalToXml": "<order/>"}, "<order>", False, id="body not XML"),
+    pytest.param({"equalToXml": "<a>y</a>"},
+                 '<!DOCTYPE a [<!ENTITY x "y">]><a>&x;</a>', False,
+                 id="entities are not expanded"),
+    pytest.param({"matchesJsonPath": "$.items[?(@.qty > 1)]"}, '{"items": [{"qty": 2}]}', True,
+                 id="matchesJsonPath filter"),
+    pytest.param({"matchesJsonPath": "$.missing"}, '{"items": []}', False,
+                 id="matchesJsonPath miss"),
+    pytest.param({"equalTo": "Hello", "caseInsensitive": True}, "hello", True,
+                 id="equalTo caseInsensitive"),
+    pytest.param({"contains": "ell"}, "hello", True, id="contains"),
+    pytest.param({"matches": "h.*o"}, "hello", True, id="matches whole body"),
+    pytest.param({"matches": "ell"}, "hello", False, id="matches is not a search"),
+    pytest.param({"doesNotMatch": ".*secret.*"}, "public", True, id="doesNotMatch"),
+    pytest.param({"doesNotMatch": ".*secret.*"}, "a secret", False, id="doesNotMatch miss"),
+])
+def test_body_matcher_entries(entry, body, ok):
+    condition = _body_condition(entry)
+    assert condition.evaluate(make_request("POST", "/", body=body)).matched is ok
+
+
+def test_body_matcher_miss_explains_the_entry():
+    result = _body_condition({"equalToJson": {"a": 1}, "ignoreArrayOrder": True}).evaluate(
+        make_request("POST", "/", body='{"a": 2}'), explain=True)
+    assert result.mismatch == 'body expected to satisfy equalToJson {"a":1} (ignoreArrayOrder)'
+
+
+@pytest.mark.parametrize("entry,where", [
+    pytest.param({"equalToJson": "{nope"}, "equalToJson: not valid JSON text", id="json"),
+    pytest.param({"equalToXml": "<a>"}, "equalToXml: not well-formed XML", id="xml"),
+    pytest.param({"matches": "(["}, "matches: ", id="regex"),
+    pytest.param({"matchesJsonPath": "$.a["}, "matchesJsonPath: invalid JSONPath", id="jsonpath"),
+])
+def test_body_matcher_bad_config_names_the_key(entry, where):
+    with pytest.raises(ConfigError) as caught:
+        _body_condition(entry)
+    assert str(caught.value).startswith(f"mocks[0].http.matcher.bodyMatchers[0].{where}")
+
+
+def test_body_matchers_count_one_condition_each_for_precedence():
+    from mocks.protocols.http.config import Matcher
+    from mocks.protocols.http.matcher import compile_matcher
+
+    matcher = Matcher.model_validate({"method": "POST", "bodyMatchers": [
+        {"contains": "a"}, {"matchesJsonPath": "$.a"}, {"equalToJson": {"a": 1}}]})
+    compiled = compile_matcher(matcher, "m")
+    assert compiled.condition_count == 4
+    assert compiled.match(make_request("POST", "/", body='{"a": 1}')) == {}
+    assert compiled.match(make_request("POST", "/", body='{"a": 2}')) is None

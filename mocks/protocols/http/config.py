@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from mocks.core.schema import Strict, scalar_text
 from mocks.protocols.streaming.config import ChunkedConfig, SseConfig, check_stream_placement
@@ -24,19 +24,153 @@ class JsonPathExists(Strict):
     exists: bool
 
 
+#: The operators of a :class:`ValueMatch` (exactly one per object).
+VALUE_OPERATORS = ("equalTo", "contains", "matches", "doesNotMatch", "absent")
+#: The operators of a :class:`BodyMatch` (exactly one per entry).
+BODY_OPERATORS = ("equalTo", "contains", "matches", "doesNotMatch", "equalToJson",
+                  "equalToXml", "matchesJsonPath")
+
+
+def _given_operators(model: Any, operators: tuple[str, ...]) -> list[str]:
+    """The operator keys (camelCase) set on ``model``."""
+    fields = type(model).model_fields
+    return [fields[name].alias or name for name in model.model_fields_set
+            if (fields[name].alias or name) in operators]
+
+
+def _one_operator(model: Any, operators: tuple[str, ...]) -> str:
+    """The one operator key set on ``model``; raises ValueError when none or several are."""
+    given = _given_operators(model, operators)
+    if len(given) != 1:
+        raise ValueError(f"give exactly one of {', '.join(operators)}"
+                         + (f", not {' and '.join(sorted(given))}" if given else ""))
+    return given[0]
+
+
+class ValueMatch(Strict):
+    """A header or query-parameter value given as an object instead of text.
+
+    Exactly one of ``equalTo`` (the whole value), ``contains`` (a substring), ``matches``
+    (a regular expression that must match the WHOLE value), ``doesNotMatch`` (a regular
+    expression that must not match the whole value) or ``absent: true`` (the header or
+    parameter must be missing). A missing header or parameter fails every kind except
+    ``absent``, ``doesNotMatch`` included. ``caseInsensitive: true`` compares without case
+    (``equalTo``, ``contains``, and the regular expressions).
+
+    Raises (as a config error naming the key): no operator or more than one, ``absent`` other
+    than ``true``, ``caseInsensitive`` with ``absent``. A bad regular expression is reported
+    when the matcher compiles (``...headers['X-Id'].matches: ...``).
+
+    Source: SPEC "Matcher"; WireMock import (``equalTo``, ``contains``, ``matches``,
+    ``doesNotMatch``, ``absent``, ``caseInsensitive``).
+    """
+
+    equal_to: str | None = Field(None, alias="equalTo")
+    contains: str | None = None
+    matches: str | None = None
+    does_not_match: str | None = Field(None, alias="doesNotMatch")
+    absent: bool | None = None
+    case_insensitive: bool | None = Field(None, alias="caseInsensitive")
+
+    @field_validator("equal_to", "contains", mode="before")
+    @classmethod
+    def _scalar_as_text(cls, value: Any) -> Any:
+        return scalar_text(value)
+
+    @model_validator(mode="after")
+    def _exactly_one_operator(self) -> "ValueMatch":
+        _one_operator(self, VALUE_OPERATORS)
+        if self.absent is not None and self.absent is not True:
+            raise ValueError("absent must be true (leave the key out to accept any value)")
+        if self.absent and self.case_insensitive:
+            raise ValueError("caseInsensitive does not apply to absent")
+        return self
+
+
+class BodyMatch(Strict):
+    """One entry of ``matcher.bodyMatchers``; every entry must hold.
+
+    Exactly one of: ``equalTo`` (the whole body), ``contains``, ``matches`` / ``doesNotMatch``
+    (a regular expression over the WHOLE body), ``equalToJson`` (JSON text or any JSON value;
+    semantic equality: white space and key order do not matter; ``ignoreArrayOrder``,
+    ``ignoreExtraElements`` (extra object keys and array items of the request allowed at
+    every depth); the strings ``${json-unit.ignore}``, ``${json-unit.any-string}``,
+    ``${json-unit.any-number}`` and ``${json-unit.any-boolean}`` in the expected value match
+    any value, string, number or boolean), ``equalToXml`` (XML equality ignoring
+    insignificant white space, comments, attribute order and namespace prefixes) or
+    ``matchesJsonPath`` (a JSONPath that must find something in the JSON body).
+    ``caseInsensitive`` applies to ``equalTo``, ``contains``, ``matches`` and
+    ``doesNotMatch``; ``ignoreArrayOrder`` and ``ignoreExtraElements`` to ``equalToJson``.
+
+    Raises (as a config error naming the key): no operator or more than one, an option that
+    does not apply to the operator. Bad JSON, XML, regular expressions and JSONPaths are
+    reported when the matcher compiles.
+
+    Source: SPEC "Matcher"; WireMock import (``bodyPatterns``).
+    """
+
+    equal_to: str | None = Field(None, alias="equalTo")
+    contains: str | None = None
+    matches: str | None = None
+    does_not_match: str | None = Field(None, alias="doesNotMatch")
+    equal_to_json: Any = Field(None, alias="equalToJson")
+    equal_to_xml: str | None = Field(None, alias="equalToXml")
+    matches_json_path: str | None = Field(None, alias="matchesJsonPath")
+    case_insensitive: bool | None = Field(None, alias="caseInsensitive")
+    ignore_array_order: bool | None = Field(None, alias="ignoreArrayOrder")
+    ignore_extra_elements: bool | None = Field(None, alias="ignoreExtraElements")
+
+    @property
+    def operator(self) -> str:
+        """The operator key of this entry (``equalToJson``, ...)."""
+        return _given_operators(self, BODY_OPERATORS)[0]
+
+    @model_validator(mode="after")
+    def _exactly_one_operator(self) -> "BodyMatch":
+        operator = _one_operator(self, BODY_OPERATORS)
+        if self.case_insensitive and operator not in VALUE_OPERATORS:
+            raise ValueError(f"caseInsensitive does not apply to {operator}")
+        for option, on in (("ignoreArrayOrder", self.ignore_array_order),
+                           ("ignoreExtraElements", self.ignore_extra_elements)):
+            if on and operator != "equalToJson":
+                raise ValueError(f"{option} applies to equalToJson only, not {operator}")
+        return self
+
+
+def _text_or_object(value: Any) -> str:
+    return "tagged-union[object]" if isinstance(value, (dict, ValueMatch)) else "tagged-union[text]"
+
+
+#: A ``headers``/``queryParams`` value: text or a :class:`ValueMatch`. The union is tagged by
+#: the value's shape so that an error names only the branch that was meant (the tag names
+#: are left out of error paths).
+TextOrValueMatch = Annotated[Union[Annotated[str, Tag("tagged-union[text]")],
+                                   Annotated[ValueMatch, Tag("tagged-union[object]")]],
+                             Discriminator(_text_or_object)]
+
+
 class Matcher(Strict):
-    """SPEC "Matcher": every field present becomes one condition; all must hold."""
+    """SPEC "Matcher": every field present becomes one condition; all must hold.
+
+    ``headers`` and ``queryParams`` values are text (headers: exact, ``prefix*``, ``*suffix``,
+    ``*contains*``; query parameters: exact) or a :class:`ValueMatch` object.
+    ``bodyMatchers`` is a list of :class:`BodyMatch` entries that must all hold; each entry
+    counts as one condition for precedence.
+
+    Source: SPEC "Matcher"; WireMock import (value and body matcher objects).
+    """
 
     method: str | None = None
     path: str | None = None
     path_pattern: str | None = Field(None, alias="pathPattern")
-    query_params: dict[str, str] | None = Field(None, alias="queryParams")
-    headers: dict[str, str] | None = None
+    query_params: dict[str, TextOrValueMatch] | None = Field(None, alias="queryParams")
+    headers: dict[str, TextOrValueMatch] | None = None
     body_contains: str | None = Field(None, alias="bodyContains")
     body_equals: str | None = Field(None, alias="bodyEquals")
     body_pattern: str | None = Field(None, alias="bodyPattern")
     body_json_path: dict[str, JsonPathExists | str | int | float | bool | None] | None = Field(
         None, alias="bodyJsonPath")
+    body_matchers: list[BodyMatch] | None = Field(None, alias="bodyMatchers")
 
     @field_validator("method")
     @classmethod
@@ -162,11 +296,35 @@ class RequestValidation(Strict):
     fail_status: int = Field(400, alias="failStatus", ge=100, le=599)
 
 
+#: The state every scenario starts in (and returns to on a reset).
+SCENARIO_STARTED = "Started"
+
+
+class Scenario(Strict):
+    """``http.scenario``: this mock takes part in a stateful flow.
+
+    Attributes:
+        name: the scenario (per workspace); it starts in the state ``Started``.
+        required_state: the mock matches only while the scenario is in this state (absent:
+            in any state).
+        new_state: after the mock is chosen to answer a request, the scenario moves to this
+            state (before the response's ``delayMs``).
+
+    Source: WireMock import (``scenarioName``, ``requiredScenarioState``,
+    ``newScenarioState``); scenario admin routes ``/scenarios``.
+    """
+
+    name: str = Field(min_length=1)
+    required_state: str | None = Field(None, alias="requiredState", min_length=1)
+    new_state: str | None = Field(None, alias="newState", min_length=1)
+
+
 class HttpMock(Strict):
     """SPEC "HTTP mock" (``http`` key of a mock)."""
 
     priority: int = Field(0, ge=0)
     matcher: Matcher
+    scenario: Scenario | None = None
     response: Response | None = None
     #: Several answers taken in turn (``sequential``, cycling) or at random (``random``)
     #: instead of one ``response``; see :mod:`mocks.protocols.http.sequence`.

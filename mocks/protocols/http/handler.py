@@ -4,7 +4,8 @@ The candidate's action is, in this order of choice: a table binding (``extend`` 
 ``http.statefulBinding``, else ``http.statefulOperation``), a stream (``http.sse`` or
 ``http.chunked``), ``http.responses`` taken in turn or at random, or the static/templated
 ``http.response``; with ``http.validation`` the
-request is checked first.
+request is checked first. With ``http.scenario`` the mock matches only in its
+``requiredState`` and moves the scenario to its ``newState`` when it answers.
 
 Source: SPEC "HTTP mock", "Extend binding"; behavior notes §5 (precedence), §7 (validation),
 §9 (streams). Django-free.
@@ -17,6 +18,7 @@ from mocks.core.responses import CompiledResponse
 from mocks.protocols import CompileContext, CompiledMock
 from mocks.protocols.http.config import HttpMock
 from mocks.protocols.http.matcher import Candidate, compile_matcher, precedence_key
+from mocks.protocols.http.scenarios import ScenarioStore, scenario_action, scenario_condition
 from mocks.protocols.http.sequence import ResponseSequence
 from mocks.protocols.http.validation import compile_request_validation, validating_action
 from mocks.protocols.streaming.actions import compile_stream_action
@@ -48,7 +50,12 @@ def compile_candidate(mock: Any, context: CompileContext) -> Candidate:
     """
     key_path = context.key_path
     http = mock.http
-    matcher = compile_matcher(http.matcher, f"{key_path}.http.matcher")
+    # Scenario state lives on the engine (kept across recompiles); validating compiles
+    # get a throw-away store.
+    scenarios = context.scenarios if context.scenarios is not None else ScenarioStore()
+    required = scenario_condition(mock, scenarios)
+    matcher = compile_matcher(http.matcher, f"{key_path}.http.matcher",
+                              (required,) if required is not None else ())
     binding = context.binding
     if binding is None and http.stateful_binding is not None:
         binding = binding_of(http.stateful_binding, f"{key_path}.http.statefulBinding")
@@ -75,7 +82,7 @@ def compile_candidate(mock: Any, context: CompileContext) -> Candidate:
     else:
         action = CompiledResponse(http.response, f"{key_path}.http.response", context.base_dir,
                                   context.body_file_roots)
-    action = validating_action(validator, action)
+    action = validating_action(validator, scenario_action(mock, scenarios, action))
     label = http.matcher.path or http.matcher.path_pattern or "*"
     return Candidate(mock_id=mock.id, name=mock.name, matcher=matcher,
                      key=precedence_key(matcher.specificity, matcher.condition_count,

@@ -10,7 +10,7 @@ the serving loop and the near-miss explanation run the *same* condition objects.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from mocks.core import scores
 from mocks.core.errors import ConfigError
@@ -18,7 +18,8 @@ from mocks.core.request import MockRequest
 from mocks.protocols.http.conditions import (
     BodyContainsCondition, BodyEqualsCondition, BodyPatternCondition, Condition,
     ConditionResult, HeaderCondition, ExactPathCondition, JsonPathCondition, MethodCondition,
-    PathPatternCondition, QueryParamCondition, _PathConditionBase, path_condition)
+    PathPatternCondition, QueryParamCondition, _PathConditionBase, body_matcher_condition,
+    path_condition)
 
 
 class CompiledMatcher:
@@ -28,7 +29,8 @@ class CompiledMatcher:
         conditions: tuple of :class:`Condition`, ordered by ``cost``.
         specificity: path specificity rank (``scores.SPECIFICITY_*``).
         condition_count: conditions counted for precedence (method, each header, each query
-            param, each body condition, each ``bodyJsonPath`` entry).
+            param, each body condition, each ``bodyJsonPath`` and ``bodyMatchers`` entry, a
+            scenario's required state).
         max_score: sum of the conditions' points (for near-miss percentages).
         method: the required method, or None.
     """
@@ -86,11 +88,16 @@ class CompiledMatcher:
         return sum(result.score for _, result in results), results
 
 
-def compile_matcher(matcher: Any, key_path: str) -> CompiledMatcher:
+def compile_matcher(matcher: Any, key_path: str,
+                    extra: Sequence[Condition] = ()) -> CompiledMatcher:
     """Build a :class:`CompiledMatcher` from a validated ``config.Matcher``.
 
-    Raises :class:`ConfigError` (with the key path) for a bad path, regex or JSONPath, or a
-    matcher with no condition at all (behavior notes §5: "a matcher needs ≥1 criterion").
+    ``extra`` adds conditions that come from outside the matcher (the mock's
+    ``http.scenario.requiredState``). Each ``bodyMatchers`` entry is one condition.
+
+    Raises :class:`ConfigError` (with the key path) for a bad path, regex, JSONPath, JSON or
+    XML text, or a matcher with no condition at all (behavior notes §5: "a matcher needs ≥1
+    criterion").
     """
     conditions: list[Condition] = []
     if matcher.method:
@@ -100,9 +107,10 @@ def compile_matcher(matcher: Any, key_path: str) -> CompiledMatcher:
     if matcher.path_pattern is not None:
         conditions.append(PathPatternCondition(matcher.path_pattern, f"{key_path}.pathPattern"))
     if matcher.query_params:
-        conditions.append(QueryParamCondition(matcher.query_params))
+        conditions.append(QueryParamCondition(matcher.query_params,
+                                              f"{key_path}.queryParams"))
     if matcher.headers:
-        conditions.append(HeaderCondition(matcher.headers))
+        conditions.append(HeaderCondition(matcher.headers, f"{key_path}.headers"))
     if matcher.body_equals is not None:
         conditions.append(BodyEqualsCondition(matcher.body_equals))
     if matcher.body_contains is not None:
@@ -111,10 +119,12 @@ def compile_matcher(matcher: Any, key_path: str) -> CompiledMatcher:
         conditions.append(BodyPatternCondition(matcher.body_pattern, f"{key_path}.bodyPattern"))
     if matcher.body_json_path:
         conditions.append(JsonPathCondition(matcher.body_json_path, f"{key_path}.bodyJsonPath"))
+    for index, entry in enumerate(matcher.body_matchers or ()):
+        conditions.append(body_matcher_condition(entry, f"{key_path}.bodyMatchers[{index}]"))
     if not conditions:
         raise ConfigError(key_path, "a matcher needs at least one condition "
                                     "(method, path, pathPattern, headers, ...)")
-    return CompiledMatcher(conditions)
+    return CompiledMatcher([*conditions, *extra])
 
 
 def precedence_key(specificity: int, condition_count: int, priority: int,
