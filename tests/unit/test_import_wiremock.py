@@ -310,3 +310,14 @@ def test_wiremock_body_file_outside_files_skips_the_mapping(tmp_path, name):
                                "reason": f"response.bodyFileName: {name!r} leads outside the "
                                          "__files folder"}]
     assert [mock["http"]["matcher"]["path"] for mock in result.mocks] == ["/o"]
+
+
+def test_wiremock_single_mapping_file_finds_files_one_folder_up(tmp_path):
+    (tmp_path / "mappings").mkdir()
+    (tmp_path / "__files").mkdir()
+    (tmp_path / "__files" / "hello.txt").write_text("hello")
+    single = tmp_path / "mappings" / "one.json"
+    single.write_text(json.dumps(mapping({"urlPath": "/h"}, {"bodyFileName": "hello.txt"})))
+    result = import_path(single)
+    assert result.mocks[0]["http"]["response"]["body"] == "hello"
+    assert result.warnings == []

@@ -209,7 +209,9 @@ class WireMockImporter:
             data = self._document(probe)
             if data is None:
                 data = probe.data(FORMAT)  # raises with the parse error's place
-            mappings = [_Mapping(f"mappings[{index}]", mapping, None)
+            # A single mapping file finds __files beside or above it (probe.base_dir is its
+            # folder; None for text or stdin).
+            mappings = [_Mapping(f"mappings[{index}]", mapping, probe.base_dir)
                         for index, mapping in enumerate(self._mappings_of(data, ""))]
         # Ours = lowest - WireMock's: WireMock's 1 wins there, our higher number wins here.
         lowest = max([DEFAULT_PRIORITY, *(priority for priority in map(
