@@ -152,6 +152,19 @@ TEMPLATES: tuple[dict[str, Any], ...] = (
               "grantTypes": ["authorization_code", "refresh_token"]}],
          "users": [{"username": "alice", "password": "wonderland", "claims": {
              "sub": "user-alice", "email": "alice@example.com", "name": "Alice Liddell"}}]}}},
+    {"id": "websocket-chat", "type": "websocket", "name": "WebSocket chat room",
+     "description": "A chat endpoint at /ws/chat/{room}: answers ping with pong, greets a "
+                    "join message by name and room, and echoes anything else.",
+     "mock": {"type": "websocket", "name": "Chat room", "websocket": {
+         "path": "/ws/chat/{room}",
+         "matchers": [
+             {"match": {"type": "exact", "value": "ping"},
+              "response": {"type": "text", "value": "pong"}},
+             {"match": {"type": "json", "path": "$.type", "value": "join"},
+              "response": {"type": "json", "value": {
+                  "event": "joined", "user": "{{message.user}}",
+                  "room": "{{request.pathParam.room}}"}}}],
+         "echoMode": True}}},
 )
 
 

@@ -1,7 +1,9 @@
 """Response templates: ``{{expression}}`` in bodies and header values, compiled once.
 
 Source: SPEC "Templating" (the expressions, "a substituted value is emitted as text"), SPEC
-"Response" (``seed``) and behavior-notes §4 ("Seed precedence").
+"Response" (``seed``), behavior-notes §4 ("Seed precedence") and §10 (``{{message}}`` and
+``{{message.<json path>}}``: a message-based protocol renders with the incoming message as
+the request body, so they read the same text as ``request.rawBody`` / ``request.body.<path>``).
 
 Owns: the template language. :func:`compile_template` parses a string once into a
 :class:`Template` (literal chunks interleaved with small evaluator closures);
@@ -749,7 +751,7 @@ _KNOWN_HINT = (" (known: request.*, now, timestamp, timestamp.iso, timestamp.uni
                "see docs/templating.md)")
 
 
-_REFERENCE_PREFIXES = ("request.", "faker.", "random.", "timestamp.", "uuid.")
+_REFERENCE_PREFIXES = ("request.", "faker.", "random.", "timestamp.", "uuid.", "message.")
 
 
 def _looks_like_reference(text: str) -> bool:
@@ -774,6 +776,10 @@ def _compile_reference(text: str, position: int) -> Evaluator | None:
         return _compile_request_reference(text[len("request."):], position)
     if lower.startswith("faker."):
         return _compile_faker_reference(text[len("faker."):], position)
+    if lower.startswith("message."):
+        # A message-based protocol (WebSocket) renders with the message as the request body:
+        # message.<path> reads it like request.body.<path>.
+        return _compile_body_reference(text[len("message."):], position)
     return None
 
 
@@ -992,6 +998,8 @@ _SIMPLE_REFERENCES: dict[str, Evaluator] = {
     "timestamp.unix_ms": _timestamp_unix_ms,
     "uuid": _uuid,
     "uuid.short": _uuid_short,
+    # The incoming message of a message-based protocol (its text), carried as the body.
+    "message": lambda ctx: ctx.request.text,
 }
 
 

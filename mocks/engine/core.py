@@ -54,6 +54,10 @@ class ServeEvent:
         response_body: the body sent when it is small and known, else None.
         body_size: the request body's size in bytes when the request log kept only the start
             of the body (None: ``len(request.body)``).
+        protocol: ``http``, or the protocol of a handler that reports its own events
+            (``websocket``: one event per connection, when it ends).
+        details: protocol fields added to the request-log entry (``wsConnectionId``,
+            ``messagesReceived``, ...), or None.
     """
 
     request: MockRequest
@@ -66,6 +70,8 @@ class ServeEvent:
     error: str | None = None
     response_body: bytes | None = None
     body_size: int | None = None
+    protocol: str = "http"
+    details: dict[str, Any] | None = None
 
 
 Observer = Callable[[ServeEvent], None]
@@ -118,6 +124,12 @@ class Engine:
         self.body_file_roots: tuple[Path, ...] = ()
         #: Callables receiving every :class:`ServeEvent`; read on the hot path as a plain list.
         self.observers: list[Observer] = []
+        #: State shared by all mocks of a protocol (``CompileContext.shared``): the template
+        #: state, an event sink for handlers that report their own events, and whatever a
+        #: handler keeps engine-wide under its mock type (the WebSocket connection hub).
+        self.shared_state: dict[str, Any] = {
+            "template_state": self.template_state,
+            "serve_event": lambda **fields: self.notify(ServeEvent(**fields))}
 
     def load(self, config: ConfigFile, base_dir: Path | str | None = None) -> Snapshot:
         """Compile ``config`` and make it the live snapshot.
@@ -142,10 +154,10 @@ class Engine:
         base = Path(base_dir) if base_dir is not None else self.base_dir
         if patch_only:
             return patch_snapshot(config, self.snapshot, base, self.tables, self.protocol_state,
-                                  self.body_file_roots, self.scenarios)
+                                  self.body_file_roots, self.scenarios, self.shared_state)
         return compile_snapshot(config, base, self.tables, self.protocol_state,
                                 previous=self.snapshot, body_file_roots=self.body_file_roots,
-                                scenarios=self.scenarios)
+                                scenarios=self.scenarios, shared_state=self.shared_state)
 
     def swap(self, snapshot: Snapshot) -> None:
         """Make a compiled ``snapshot`` live (call on the engine's loop, with no await between
@@ -159,7 +171,10 @@ class Engine:
         # together.
         self.tables.apply_definitions(snapshot.table_definitions)
         apply_operations(self.tables, snapshot.custom_operations)
+        retired = _retired_apps(self.snapshot, snapshot)
         self.snapshot = snapshot
+        for app in retired:
+            app.retire()  # WebSocket clients of a changed or removed mock: close 1012
         # Runtime state of protocol mocks that are gone (an IdP's issued tokens) goes with them.
         live = snapshot.compiled
         for mock_id in [mock_id for mock_id in self.protocol_state if mock_id not in live]:
@@ -186,3 +201,13 @@ class Engine:
                 observer(event)
             except Exception:  # noqa: BLE001 - observers must never change the outcome
                 logger.exception("serve-event observer %r failed", observer)
+
+
+def _retired_apps(old: Snapshot, new: Snapshot) -> list[Any]:
+    """WebSocket route apps of ``old`` that ``new`` no longer holds and that can be retired
+    (an unchanged mock keeps its compiled app across an incremental compile)."""
+    if not old.websocket_routes:
+        return []
+    kept = {id(route.app) for route in new.websocket_routes.values()}
+    return [route.app for route in old.websocket_routes.values()
+            if id(route.app) not in kept and hasattr(route.app, "retire")]

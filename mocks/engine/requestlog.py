@@ -110,7 +110,7 @@ class LogRecord:
         entry: dict[str, Any] = {"id": self.id}
         if event.mock_id is not None and event.mock_id in workspace_of:
             entry["workspaceId"] = workspace_of[event.mock_id]
-        entry.update(timestamp=utc_timestamp(event.received_at), protocol="http",
+        entry.update(timestamp=utc_timestamp(event.received_at), protocol=event.protocol,
                      method=request.method, path=request.path)
         if request.query_string:
             entry["queryString"] = redact_form(request.query_string)
@@ -133,6 +133,8 @@ class LogRecord:
             entry["error"] = event.error
         if event.near_misses:
             entry["nearMisses"] = [_short_near_miss(miss) for miss in event.near_misses]
+        if event.details:
+            entry.update(event.details)
         return entry
 
     def invocation(self) -> dict[str, Any]:
@@ -179,7 +181,7 @@ class RequestFilter:
         path: path prefix.
         matched: id of the mock that answered.
         status: exact status code.
-        protocol: ``http`` (other protocols arrive with their handlers).
+        protocol: ``http``, ``websocket``, ... (the event's protocol).
         has_error: True keeps entries with an error (or a 5xx), False the others.
         unmatched_only: keep requests no mock answered.
         workspace_id: the answering mock's workspace (unmatched requests belong to ``local``).
@@ -413,7 +415,7 @@ class RequestLog:
             return False
         if filters.status is not None and event.status != filters.status:
             return False
-        if filters.protocol and filters.protocol.lower() != "http":
+        if filters.protocol and filters.protocol.lower() != event.protocol:
             return False
         if filters.unmatched_only and event.mock_id is not None:
             return False

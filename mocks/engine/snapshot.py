@@ -134,7 +134,8 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
                      protocol_state: dict[str, dict[str, Any]] | None = None,
                      previous: Snapshot | None = None,
                      body_file_roots: tuple[Path, ...] = (),
-                     scenarios: Any = None) -> Snapshot:
+                     scenarios: Any = None,
+                     shared_state: dict[str, Any] | None = None) -> Snapshot:
     """Compile every mock, table and extend binding of ``config`` and build the index.
 
     ``base_dir`` resolves relative files (the config file's folder). ``tables`` is the
@@ -147,7 +148,8 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
     mock whose config object is unchanged still reuses its compiled output (see the module
     docstring). ``body_file_roots`` confines ``bodyFile`` reads. ``scenarios`` is the
     engine's :class:`~mocks.protocols.http.scenarios.ScenarioStore` (scenario conditions and
-    actions hold it; None: a throw-away store, for validation).
+    actions hold it; None: a throw-away store, for validation). ``shared_state`` is the
+    engine's protocol-wide state (:attr:`~mocks.protocols.CompileContext.shared`).
 
     Raises :class:`~mocks.core.errors.ConfigError` for the first table or binding that does
     not compile, or naming every mock that does not (:attr:`ConfigError.errors`); nothing is
@@ -156,7 +158,7 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
     base = Path(base_dir)
     shared = _Shared(base, tables, protocol_state, body_file_roots,
                      compile_tables(table_configs(config)), collect_bindings(config),
-                     compile_operations(config.custom_operations), scenarios)
+                     compile_operations(config.custom_operations), scenarios, shared_state)
     if (previous is not None and previous.base_dir == base
             and previous.body_file_roots == body_file_roots):
         patched = _patch(config, previous, shared)
@@ -172,7 +174,8 @@ def patch_snapshot(config: ConfigFile, previous: Snapshot, base_dir: Path | str 
                    tables: TableStore | None = None,
                    protocol_state: dict[str, dict[str, Any]] | None = None,
                    body_file_roots: tuple[Path, ...] = (),
-                   scenarios: Any = None) -> Snapshot | None:
+                   scenarios: Any = None,
+                   shared_state: dict[str, Any] | None = None) -> Snapshot | None:
     """:func:`compile_snapshot` when ``config`` is a small edit of ``previous`` (a few mocks
     edited in place, removed, or added at the end; no table bindings), else None without
     compiling anything. Cheap: callers try it on the event loop first and run a full compile
@@ -182,7 +185,7 @@ def patch_snapshot(config: ConfigFile, previous: Snapshot, base_dir: Path | str 
         return None
     shared = _Shared(base, tables, protocol_state, body_file_roots,
                      compile_tables(table_configs(config)), collect_bindings(config),
-                     compile_operations(config.custom_operations), scenarios)
+                     compile_operations(config.custom_operations), scenarios, shared_state)
     return _patch(config, previous, shared)
 
 
@@ -228,6 +231,7 @@ class _Shared:
     bindings: dict[int, Any]
     operations: tuple[CustomOperation, ...]
     scenarios: Any = None
+    shared_state: dict[str, Any] | None = None
 
 
 def _compile_entry(mock: Mock, position: int, order: int, binding: Any,
@@ -238,7 +242,7 @@ def _compile_entry(mock: Mock, position: int, order: int, binding: Any,
     output = compile_one(mock, CompileContext(
         key_path=f"mocks[{position}]", order=order, base_dir=shared.base_dir, state=state,
         tables=shared.tables, binding=binding, body_file_roots=shared.body_file_roots,
-        scenarios=shared.scenarios))
+        scenarios=shared.scenarios, shared=shared.shared_state))
     if kept is None and state and shared.protocol_state is not None:
         # Only mocks whose handler keeps something get an entry (most never do).
         shared.protocol_state[mock.id] = state

@@ -22,7 +22,15 @@ class WebSocketRouterApp:
         self.engine = engine
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        route = self.engine.snapshot.websocket_routes.get(scope.get("path", ""))
+        routes = self.engine.snapshot.websocket_routes
+        path = scope.get("path", "")
+        route = routes.get(path)
+        if route is None:
+            # Paths with {name} captures: few per config, tried in config order.
+            for candidate in routes.values():
+                if candidate.pattern is not None and candidate.pattern.fullmatch(path):
+                    route = candidate
+                    break
         if route is None:
             message = await receive()
             if message.get("type") == "websocket.connect":

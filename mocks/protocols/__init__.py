@@ -29,6 +29,7 @@ Django-free.
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Hashable, Protocol, runtime_checkable
@@ -68,11 +69,16 @@ class WebSocketRoute:
         mock_id: the mock that owns it.
         app: a raw ASGI application for ``websocket`` scopes:
             ``async app(scope, receive, send)``; it accepts or closes the connection itself.
+            When a new snapshot no longer holds this app (its mock changed or is gone), the
+            engine calls its ``retire()`` if it has one (WebSocket clients get close 1012).
+        pattern: full-match regex for a path with ``{name}`` captures (None: ``path`` is
+            exact); consulted only when no exact path matches.
     """
 
     path: str
     mock_id: str
     app: Callable[[dict[str, Any], Any, Any], Awaitable[None]]
+    pattern: re.Pattern[str] | None = None
 
 
 @runtime_checkable
@@ -117,6 +123,11 @@ class CompileContext:
         scenarios: the engine's scenario store
             (:class:`~mocks.protocols.http.scenarios.ScenarioStore`; None when validating
             only).
+        shared: the engine's state shared by all mocks of a protocol (None when validating
+            only): the engine puts ``template_state`` (sequences) and ``serve_event`` (a
+            callable taking :class:`~mocks.engine.core.ServeEvent` keyword arguments, for
+            the request log, verification and metrics) in it; a handler keeps its own
+            engine-wide objects under its mock type (the WebSocket connection hub).
     """
 
     key_path: str
@@ -127,6 +138,7 @@ class CompileContext:
     binding: Any = None
     body_file_roots: tuple[Path, ...] = ()
     scenarios: Any = None
+    shared: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +195,8 @@ PROTOCOLS: tuple[ProtocolEntry, ...] = (
                   "mocks.protocols.http.handler:HANDLER"),
     ProtocolEntry("graphql", "mocks.protocols.pending:PendingProtocolConfig", None),
     ProtocolEntry("grpc", "mocks.protocols.pending:PendingProtocolConfig", None),
-    ProtocolEntry("websocket", "mocks.protocols.pending:PendingProtocolConfig", None),
+    ProtocolEntry("websocket", "mocks.protocols.websocket.config:WebSocketMock",
+                  "mocks.protocols.websocket.handler:HANDLER"),
     ProtocolEntry("mqtt", "mocks.protocols.pending:PendingProtocolConfig", None),
     ProtocolEntry("soap", "mocks.protocols.pending:PendingProtocolConfig", None),
     ProtocolEntry("oauth", "oidc.config:OAuthConfig", "oidc.engine:HANDLER"),

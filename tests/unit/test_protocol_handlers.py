@@ -32,6 +32,15 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
                "oauth": {"issuer": "http://localhost:4280/auth",
                          "clients": [{"clientId": "c", "clientSecret": "s", "bogus": 1}]}},
               "mocks[0].oauth.clients[0].bogus"),
+    "websocket": ({"id": "w", "type": "websocket",
+                   "websocket": {"path": "/ws", "matchers": [
+                       {"match": {"type": "exact", "value": "ping"},
+                        "response": {"type": "text", "value": "pong"}}]}},
+                  {"id": "bad", "type": "websocket",
+                   "websocket": {"path": "/ws", "matchers": [
+                       {"match": {"type": "exact", "value": "a"}, "noResponse": True},
+                       {"match": {"type": "regex", "value": "("}, "noResponse": True}]}},
+                  "mocks[0].websocket.matchers[1].match.value"),
 }
 
 SERVED = [entry.mock_type for entry in protocols.PROTOCOLS if entry.handler is not None]
