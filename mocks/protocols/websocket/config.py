@@ -139,7 +139,8 @@ class ScenarioStep(Strict):
     def _fields_fit_type(self) -> "ScenarioStep":
         needs = {"send": "message", "expect": "match", "wait": "duration"}[self.type]
         if getattr(self, needs) is None:
-            raise ValueError(f"a {self.type} step needs {needs}")
+            article = "an" if self.type == "expect" else "a"
+            raise ValueError(f"{article} {self.type} step needs {needs}")
         return self
 
 
