@@ -55,3 +55,25 @@ def test_conditions_survive_export_and_import():
 def test_credential_query_params_survive_export_and_import():
     [mock] = round_trip(http_mock("m", "GET", "/x", credentialQueryParams=["api_key"]))
     assert mock["http"]["credentialQueryParams"] == ["api_key"]
+
+
+def test_binary_body_and_matcher_objects_survive_export_and_import():
+    import base64
+
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n\x00\xff").decode()
+    collection = {"version": "1.0", "mocks": [
+        {"id": "logo", "type": "http", "http": {
+            "matcher": {"method": "GET", "path": "/logo.png",
+                        "headers": {"X-Tag": {"contains": "v"}},
+                        "queryParams": {"size": {"matches": "[0-9]+"}}},
+            "response": {"statusCode": 200, "headers": {"Content-Type": "image/png"},
+                         "bodyBase64": png}}}]}
+    document = openapi_document(collection)
+    operation = document["paths"]["/logo.png"]["get"]
+    assert "parameters" not in operation  # matcher objects have no single example value
+    media = operation["responses"]["200"]["content"]["image/png"]
+    assert media == {"schema": {"type": "string", "format": "byte"}, "example": png}
+    [mock] = import_document(json.dumps(document), format="openapi").mocks
+    response = mock["http"]["response"]
+    assert response["bodyBase64"] == png and "body" not in response
+    assert response["headers"]["Content-Type"] == "image/png"

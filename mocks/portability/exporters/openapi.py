@@ -145,18 +145,20 @@ def _operation(mock: dict[str, Any], http: dict[str, Any], matcher: dict[str, An
     parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
                   for name in _PARAMETER.findall(template)]
     for name, value in (matcher.get("queryParams") or {}).items():
+        if not isinstance(value, str):
+            continue  # a matcher object ({contains: ...}) has no single example value
         parameters.append({"name": name, "in": "query", "required": True,
                            "schema": {"type": "string"}, "example": str(value),
                            CONDITION_EXTENSION: True})
     for name, value in (matcher.get("headers") or {}).items():
-        if "*" in str(value):
-            continue  # a wildcard condition has no single example value
+        if not isinstance(value, str) or "*" in value:
+            continue  # a wildcard or a matcher object has no single example value
         parameters.append({"name": name, "in": "header", "required": True,
                            "schema": {"type": "string"}, "example": str(value),
                            CONDITION_EXTENSION: True})
     if parameters:
         operation["parameters"] = parameters
-    response = http.get("response") or {}
+    response = http.get("response") or (http.get("responses") or [{}])[0]
     action = bound.get(str(mock.get("id")))
     status = response.get("statusCode") or (ACTION_STATUS.get(action, 200) if action else 200)
     headers = {str(key): str(value) for key, value in (response.get("headers") or {}).items()}
@@ -169,7 +171,13 @@ def _operation(mock: dict[str, Any], http: dict[str, Any], matcher: dict[str, An
     templated = _has_template(body) or _has_template(others)
     if templated and action is None:
         answer[TEMPLATE_EXTENSION] = True
-    if body is not None and body != "" and action is None:
+    if response.get("bodyBase64") and action is None:
+        # Bytes: OpenAPI's base64 string format, imported back as bodyBase64.
+        media = media_type_of(None, headers) if any(
+            key.lower() == "content-type" for key in headers) else "application/octet-stream"
+        answer["content"] = {media: {"schema": {"type": "string", "format": "byte"},
+                                     "example": response["bodyBase64"]}}
+    elif body is not None and body != "" and action is None:
         media = media_type_of(body, headers)
         example = body
         if isinstance(body, str) and "json" in media and not templated:

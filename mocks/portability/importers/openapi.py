@@ -67,6 +67,27 @@ CONDITION_EXTENSION = "x-mockd-condition"
 TEMPLATE_EXTENSION = "x-mockd-template"
 
 
+class Base64Body:
+    """A media example whose schema says ``format: byte``: base64 text of the answer's
+    bytes, imported as ``response.bodyBase64``."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+def _is_base64(text: str) -> bool:
+    import base64
+    import binascii
+
+    try:
+        base64.b64decode("".join(text.split()), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return bool(text.strip())
+
+
 def default_body(status: int) -> Any:
     """The body of a response the document describes no content for (notes §13)."""
     if status == 200:
@@ -310,7 +331,13 @@ class OpenAPIConversion:
             body = default_body(status)
         mock = http_mock(mock_id, name=name, method=upper, path=full_path, status=status,
                          headers=headers or None, body=body, query_params=query_params or None,
-                         match_headers=match_headers or None, literal=literal)
+                         match_headers=match_headers or None,
+                         literal=literal) if not isinstance(body, Base64Body) else \
+            http_mock(mock_id, name=name, method=upper, path=full_path, status=status,
+                      headers=headers or None, query_params=query_params or None,
+                      match_headers=match_headers or None, literal=literal)
+        if isinstance(body, Base64Body):
+            mock["http"]["response"]["bodyBase64"] = body.text
         if self.credential_query_params:
             mock["http"]["credentialQueryParams"] = list(self.credential_query_params)
         return mock
@@ -366,6 +393,12 @@ class OpenAPIConversion:
             raise ImportDocumentError(FORMAT, f"{location}.content.{content_type}",
                                       f"expected a mapping, got {_kind(media)}")
         if "example" in media:
+            schema = media.get("schema")
+            if (isinstance(schema, dict) and schema.get("format") == "byte"
+                    and isinstance(media["example"], str)
+                    and _is_base64(media["example"])):
+                # format: byte is base64 text: the answer is those bytes (bodyBase64).
+                return True, content_type, Base64Body(media["example"])
             return True, content_type, media["example"]
         examples = media.get("examples")
         if isinstance(examples, dict) and examples:
