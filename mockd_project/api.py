@@ -26,6 +26,7 @@ from mocks.api import (config_router, health_router, mocks_router, requests_rout
                        verification_router, workspaces_router)
 from mocks.api_scenarios import router as scenarios_router
 from mocks.api_sse import router as sse_router
+from mocks.api_websocket import router as websocket_router
 from mocks.api_extras import router as extras_router
 from mocks.config import ConfigFile, Mock as MockConfig
 from mocks.loader import format_location
@@ -94,6 +95,7 @@ api.add_router("", tables_router)
 api.add_router("", scenarios_router)
 api.add_router("", portability_router)
 api.add_router("", sse_router)
+api.add_router("", websocket_router)
 api.add_router("", extras_router)
 
 

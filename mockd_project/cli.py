@@ -24,11 +24,11 @@ def _env_int(name: str, default: int | None) -> int | None:
 
 
 def _register_client_commands(group: click.Group) -> None:
-    """Add the commands that talk to a running server (list, http add, stateful, oauth, import,
-    export, status, stop) and read its files (admin key, admin password). Imported on first
-    use so that ``mockd start``/``engine`` do not pay for httpx, rich and the importers at
-    start-up."""
-    from mockd_project import cli_admin, cli_client
+    """Add the commands that talk to a running server (list, http add, stateful, oauth,
+    websocket, import, export, status, stop) and read its files (admin key, admin password).
+    Imported on first use so that ``mockd start``/``engine`` do not pay for httpx, rich and the
+    importers at start-up."""
+    from mockd_project import cli_admin, cli_client, cli_websocket
     from mocks import cli_portability
     from oidc import cli as oidc_cli
     from tables import cli as tables_cli
@@ -38,6 +38,7 @@ def _register_client_commands(group: click.Group) -> None:
     cli_portability.register(group)
     oidc_cli.register(group)
     cli_admin.register(group)
+    cli_websocket.register(group)
 
 
 class MockdGroup(click.Group):

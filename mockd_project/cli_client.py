@@ -656,6 +656,9 @@ def http_add(**options: Any) -> None:
 @http_add_options
 def add_command(mock_type: str, **options: Any) -> None:
     """Add a mock; TYPE is http (other types arrive with their protocols)."""
+    if mock_type == "websocket":
+        raise ClientError("'mockd add websocket' takes other flags: use 'mockd websocket add "
+                          "--path /ws ...' (see 'mockd websocket add --help')")
     if mock_type != "http":
         raise ClientError(f"'mockd add {mock_type}' is not available yet; use 'mockd add http' "
                           f"or POST the mock to /mocks")

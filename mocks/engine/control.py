@@ -6,7 +6,8 @@ in-process call on the shared event loop, in split mode it is HTTP to
 routes mirror the admin's (behavior notes §16): ``/health``, ``/config``, ``/mocks``,
 ``/status``, ``/requests`` (+ ``/{id}``, ``/stream``), ``/mocks/{id}/verify``,
 ``/mocks/{id}/invocations``, ``/verify``, ``/scenarios…`` (scenario states; resetting every
-table resets them too), ``/state…``, ``/sse…`` and ``/mocks/{id}/sse/…``. Only
+table resets them too), ``/state…``, ``/sse…``, ``/mocks/{id}/sse/…``, ``/websocket/…`` and
+``/mocks/{id}/websocket/connections``. Only
 ``mockd engine`` binds that port (never full mode); each request must carry the engine token,
 send JSON bodies and no ``Origin`` header (:func:`gate_answer`), so no web page can reach it.
 
@@ -36,6 +37,11 @@ from mocks.protocols.http.scenarios import (route_scenarios, scenario_overview,
 from mocks.protocols.streaming.config import DEFAULT_BUFFER_SIZE
 from mocks.protocols.streaming.control import route_sse
 from mocks.protocols.streaming.runtime import CLOSED_BY_ADMIN
+from mocks.protocols.websocket.control import (WebSocketAdminError, broadcast_target,
+                                               endpoint_documents, outgoing_message,
+                                               route_websocket)
+from mocks.protocols.websocket.handler import hub_of
+from mocks.protocols.websocket.hub import CLOSE_NORMAL as WS_CLOSE_NORMAL, WebSocketHub
 from mocks.engine.app import Receive, Scope, Send, acknowledge_lifespan, read_body
 from mocks.engine.core import Engine, utc_timestamp
 from mocks.core.errors import ConfigError
@@ -48,6 +54,9 @@ from mocks.engine.verification import CallCriteria, verify_calls
 
 #: A full compile of at least this many mocks runs in a worker thread, off the event loop.
 OFF_LOOP_COMPILE_MOCKS = 1000
+
+#: Close reason of a WebSocket connection closed through the admin API (code 1000).
+WS_CLOSED_BY_ADMIN = "closed by admin"
 
 #: Seconds between keep-alive comments on an idle request stream.
 STREAM_KEEPALIVE_SECONDS = 15.0
@@ -157,9 +166,12 @@ class EngineControl(TableControl):
         return any(mock.id == mock_id for mock in self.engine.snapshot.mocks)
 
     def _open_streams_by_protocol(self) -> dict[str, int]:
-        """Open data-plane streams by protocol label (``sse``, ``chunked``)."""
-        return {kind: len(self.engine.streams.connections(kind=kind))
-                for kind in (STREAM_SSE, STREAM_CHUNKED)}
+        """Open data-plane streams by protocol label (``sse``, ``chunked``, ``websocket``):
+        the ``mockd_active_connections{protocol}`` gauge (behavior notes §17)."""
+        streams = {kind: len(self.engine.streams.connections(kind=kind))
+                   for kind in (STREAM_SSE, STREAM_CHUNKED)}
+        streams["websocket"] = len(self._websocket_hub.connections)
+        return streams
 
     async def status(self) -> dict[str, Any]:
         """``{ready, mockCount, activeMocks, requestCount, mocksByType, enabledByType,
@@ -329,6 +341,94 @@ class EngineControl(TableControl):
         cleared = self.engine.streams.clear_buffer(mock_id)
         return {"message": "Buffer cleared", "mockId": mock_id, "cleared": cleared}
 
+    # ================================================================== WebSocket connections
+    # ``websocket`` mocks. The state lives in the engine's
+    # :class:`~mocks.protocols.websocket.hub.WebSocketHub` (``engine.shared_state``); admin
+    # routes in ``mocks/api_websocket.py``, mirrored routes of this port in
+    # ``mocks/protocols/websocket/control.py``. Source: behavior notes §1 ("Connections").
+
+    @property
+    def _websocket_hub(self) -> WebSocketHub:
+        return hub_of(self.engine.shared_state)
+
+    async def websocket_connections(self) -> dict[str, Any]:
+        """``{connections: [connection], count, stats}`` (open WebSocket connections, oldest
+        first; fields as :meth:`WebSocketConnection.describe`, stats as
+        :meth:`websocket_stats`)."""
+        hub = self._websocket_hub
+        connections = [connection.describe() for connection in hub.connections.values()]
+        return {"connections": connections, "count": len(connections), "stats": hub.stats()}
+
+    async def websocket_connection(self, connection_id: str) -> dict[str, Any] | None:
+        """One open WebSocket connection, or None."""
+        connection = self._websocket_hub.get(connection_id)
+        return connection.describe() if connection is not None else None
+
+    async def close_websocket_connection(self, connection_id: str) -> dict[str, Any] | None:
+        """Close one connection with 1000 "closed by admin" (messages still queued are
+        dropped): ``{message: "Connection closed", connection}``, or None when there is
+        none. A connection already closing answers the same."""
+        connection = self._websocket_hub.get(connection_id)
+        if connection is None:
+            return None
+        connection.close(WS_CLOSE_NORMAL, WS_CLOSED_BY_ADMIN)
+        return {"message": "Connection closed", "connection": connection_id}
+
+    async def send_websocket_message(self, connection_id: str,
+                                     body: Any) -> dict[str, Any] | None:
+        """Queue ``body`` (``{type?: text|binary, data}``, binary data base64) to one
+        connection: ``{message: "Message sent", connection, type}``, or None when there is no
+        such connection. Raises :class:`WebSocketAdminError` 400 for a bad body (naming the
+        key), 409 when the connection is closing (or its send queue is full, which closes it
+        with 1008)."""
+        kind, data = outgoing_message(body)
+        connection = self._websocket_hub.get(connection_id)
+        if connection is None:
+            return None
+        if not connection.push(data):
+            raise WebSocketAdminError(409, "conflict", (
+                f"Connection {connection_id} is closing (code {connection.close_code}): "
+                f"nothing was sent"))
+        return {"message": "Message sent", "connection": connection_id, "type": kind}
+
+    async def broadcast_websocket(self, body: Any) -> dict[str, Any]:
+        """Queue ``body`` (``{type?, data, mockId?}``) to every open connection, or to those
+        of ``mockId``: ``{message: "Message broadcast", sent}`` (connections that took it;
+        closing ones do not). Raises :class:`WebSocketAdminError` 400 for a bad body, 404
+        ``Mock not found`` for an unknown ``mockId``."""
+        _, data = outgoing_message(body)
+        mock_id = broadcast_target(body)
+        if mock_id is not None and not await self.has_mock(mock_id):
+            raise WebSocketAdminError(404, "not_found", "Mock not found")
+        sent = self._websocket_hub.broadcast(data, mock_id)
+        return {"message": "Message broadcast", "sent": sent}
+
+    async def websocket_endpoints(self) -> dict[str, Any]:
+        """``{endpoints: [{mockId, name?, path, connections, subprotocols, echoMode, matchers,
+        scenario?}], count}``: the enabled ``websocket`` mocks of the live snapshot."""
+        endpoints = endpoint_documents(self.engine.snapshot.websocket_routes.values(),
+                                       self._websocket_hub)
+        return {"endpoints": endpoints, "count": len(endpoints)}
+
+    async def websocket_stats(self) -> dict[str, Any]:
+        """``{activeConnections, totalConnections, refusedConnections, messagesReceived,
+        messagesSent, bytesReceived, bytesSent, connectionsByMock}`` (totals since start)."""
+        return self._websocket_hub.stats()
+
+    async def mock_websocket_connections(self, mock_id: str) -> dict[str, Any]:
+        """``{connections, count, mockId}``: the open WebSocket connections of one mock."""
+        connections = [connection.describe()
+                       for connection in self._websocket_hub.of_mock(mock_id)]
+        return {"connections": connections, "count": len(connections), "mockId": mock_id}
+
+    async def close_mock_websocket_connections(self, mock_id: str) -> dict[str, Any]:
+        """Close every connection of one mock with 1000 "closed by admin":
+        ``{message: "Connections closed", closed, mockId}`` (``closed`` counts those that were
+        not closing already)."""
+        hub = self._websocket_hub
+        closed = hub.close_all(hub.of_mock(mock_id), WS_CLOSE_NORMAL, WS_CLOSED_BY_ADMIN)
+        return {"message": "Connections closed", "closed": closed, "mockId": mock_id}
+
 
 # ---------------------------------------------------------------------------- HTTP face
 
@@ -473,6 +573,11 @@ class EngineControlApp:
             pass
         elif await route_sse(control, method, path,  # /sse…, /mocks/{id}/sse/…
                              lambda status, payload: _answer(send, status, payload)):
+            pass
+        # /websocket/…, /mocks/{id}/websocket/connections
+        elif await route_websocket(control, method, path,
+                                   lambda: read_body(receive, 16 * 1024 * 1024, None),
+                                   lambda status, payload: _answer(send, status, payload)):
             pass
         else:
             await _answer(send, 404, {"error": "not_found", "message": "Resource not found"})
