@@ -25,6 +25,7 @@ from mocks.api_portability import router as portability_router
 from mocks.api import (config_router, health_router, mocks_router, requests_router,
                        verification_router, workspaces_router)
 from mocks.api_scenarios import router as scenarios_router
+from mocks.api_soap import router as soap_router
 from mocks.api_sse import router as sse_router
 from mocks.api_websocket import router as websocket_router
 from mocks.api_extras import router as extras_router
@@ -96,6 +97,7 @@ api.add_router("", scenarios_router)
 api.add_router("", portability_router)
 api.add_router("", sse_router)
 api.add_router("", websocket_router)
+api.add_router("", soap_router)
 api.add_router("", extras_router)
 
 

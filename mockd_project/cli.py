@@ -29,13 +29,14 @@ def _register_client_commands(group: click.Group) -> None:
     Imported on first use so that ``mockd start``/``engine`` do not pay for httpx, rich and the
     importers at start-up."""
     from mockd_project import cli_admin, cli_client, cli_websocket
-    from mocks import cli_portability
+    from mocks import cli_portability, cli_soap
     from oidc import cli as oidc_cli
     from tables import cli as tables_cli
 
     cli_client.register(group)
     tables_cli.register(group)  # after cli_client: it adds --stateful to `http add` and `add`
     cli_portability.register(group)
+    cli_soap.register(group)
     oidc_cli.register(group)
     cli_admin.register(group)
     cli_websocket.register(group)

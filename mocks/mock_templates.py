@@ -165,6 +165,18 @@ TEMPLATES: tuple[dict[str, Any], ...] = (
                   "event": "joined", "user": "{{message.user}}",
                   "room": "{{request.pathParam.room}}"}}}],
          "echoMode": True}}},
+    {"id": "soap-service", "type": "soap", "name": "SOAP service",
+     "description": "A SOAP 1.1/1.2 service at /soap/users: GetUser answers the id it was "
+                    "sent (read with XPath), DeleteUser answers a SOAP fault.",
+     "mock": {"type": "soap", "name": "User service", "soap": {
+         "path": "/soap/users",
+         "operations": {
+             "GetUser": {"soapAction": "urn:users/GetUser",
+                         "response": "<GetUserResponse><id>{{xpath '//GetUser/id'}}</id>"
+                                     "<name>{{faker.name}}</name></GetUserResponse>"},
+             "DeleteUser": {"soapAction": "urn:users/DeleteUser",
+                            "fault": {"code": "soap:Client",
+                                      "string": "users cannot be deleted here"}}}}}},
 )
 
 

@@ -425,11 +425,12 @@ def _generated_function(lines: list[str], expression: str,
     return namespace["render"]
 
 
-def compile_template(text: str) -> Template:
+def compile_template(text: str, escape: Callable[[str], str] | None = None) -> Template:
     """Parse ``text`` once into a :class:`Template` (SPEC "Templating").
 
     ``{{ expression }}`` marks an expression (whitespace inside is allowed); ``\\{{`` writes a
-    literal ``{{``; everything else is literal text.
+    literal ``{{``; everything else is literal text. ``escape`` (e.g. XML escaping for a SOAP
+    body) is applied to every substituted value, never to the literal text.
 
     Raises:
         TemplateError: an unclosed ``{{``, an empty or malformed expression, an unknown function,
@@ -437,11 +438,17 @@ def compile_template(text: str) -> Template:
             the 0-based character position in ``text``.
     """
     head, pairs = _split_and_compile(text)
+    if escape is not None:
+        pairs = [(_escaped(evaluate, escape), literal) for evaluate, literal in pairs]
     if not pairs:
         return _StaticTemplate(text, head)
     if not head and len(pairs) == 1 and not pairs[0][1]:
         return _SingleExpressionTemplate(text, pairs[0][0])
     return _ChunkedTemplate(text, head, tuple(pairs))
+
+
+def _escaped(evaluate: Evaluator, escape: Callable[[str], str]) -> Evaluator:
+    return lambda ctx: escape(evaluate(ctx))
 
 
 def compile_value(value: Any) -> ValueTemplate:
@@ -747,11 +754,13 @@ def _node_text(node: _Node) -> str:
 
 
 _KNOWN_HINT = (" (known: request.*, now, timestamp, timestamp.iso, timestamp.unix_ms, uuid, uuid.short, "
-               "random.int, random.float, random.string, sequence, upper, lower, default, faker.*; "
+               "random.int, random.float, random.string, sequence, upper, lower, default, faker.*, "
+               "xpath; "
                "see docs/templating.md)")
 
 
-_REFERENCE_PREFIXES = ("request.", "faker.", "random.", "timestamp.", "uuid.", "message.")
+_REFERENCE_PREFIXES = ("request.", "faker.", "random.", "timestamp.", "uuid.", "message.",
+                       "xpath:")
 
 
 def _looks_like_reference(text: str) -> bool:
@@ -776,6 +785,9 @@ def _compile_reference(text: str, position: int) -> Evaluator | None:
         return _compile_request_reference(text[len("request."):], position)
     if lower.startswith("faker."):
         return _compile_faker_reference(text[len("faker."):], position)
+    if lower.startswith("xpath:"):
+        # The original tool's spelling of the xpath function: {{xpath:/Envelope/Body/x}}.
+        return _xpath_evaluator(text[len("xpath:"):], position + len("xpath:"))
     if lower.startswith("message."):
         # A message-based protocol (WebSocket) renders with the message as the request body:
         # message.<path> reads it like request.body.<path>.
@@ -1154,6 +1166,30 @@ def _faker_words(call: _Call) -> Evaluator:
     return evaluate_words
 
 
+def _xpath_evaluator(expression: str, position: int) -> Evaluator:
+    """The evaluator of an XPath over the request's XML body (namespace-free; see
+    :mod:`mocks.core.xmldoc`); raises :class:`TemplateError` when it does not compile."""
+    from mocks.core import xmldoc
+
+    try:
+        evaluate = xmldoc.compile_xpath(expression)
+    except ValueError as error:
+        raise TemplateError(f"{error} at position {position}", position) from None
+    document_of = xmldoc.request_document
+
+    def evaluate_xpath(ctx: RenderContext) -> str:
+        return evaluate(document_of(ctx.request))
+
+    return evaluate_xpath
+
+
+def _xpath(call: _Call) -> Evaluator:
+    """``xpath '/Envelope/Body/GetUser/id'``, ``xpath('//id')``: the text the XPath selects in
+    the request's XML body (a SOAP envelope), namespaces ignored; ``""`` when nothing."""
+    _argument_count(call, 1, 1, "one XPath, e.g. xpath '//GetUser/id'")
+    return _xpath_evaluator(_literal_text(call.arguments[0], call), call.arguments[0].position)
+
+
 #: Functions by lower-case name (SPEC "Templating", aliases included).
 _FUNCTIONS: dict[str, Callable[[_Call], Evaluator]] = {
     "random.int": _random_int,
@@ -1167,4 +1203,5 @@ _FUNCTIONS: dict[str, Callable[[_Call], Evaluator]] = {
     "lower": _lower,
     "default": _default,
     "faker.words": _faker_words,
+    "xpath": _xpath,
 }

@@ -36,6 +36,7 @@ from mocks.protocols.http.scenarios import (route_scenarios, scenario_overview,
                                             set_scenario_state)
 from mocks.protocols.streaming.config import DEFAULT_BUFFER_SIZE
 from mocks.protocols.streaming.control import route_sse
+from mocks.protocols.soap.control import route_soap
 from mocks.protocols.streaming.runtime import CLOSED_BY_ADMIN
 from mocks.protocols.websocket.control import (WebSocketAdminError, broadcast_target,
                                                endpoint_documents, outgoing_message,
@@ -578,6 +579,9 @@ class EngineControlApp:
         elif await route_websocket(control, method, path,
                                    lambda: read_body(receive, 16 * 1024 * 1024, None),
                                    lambda status, payload: _answer(send, status, payload)):
+            pass
+        elif await route_soap(control, method, path,  # /soap, /soap/{id}/status
+                              lambda status, payload: _answer(send, status, payload)):
             pass
         else:
             await _answer(send, 404, {"error": "not_found", "message": "Resource not found"})

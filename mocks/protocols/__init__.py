@@ -198,7 +198,8 @@ PROTOCOLS: tuple[ProtocolEntry, ...] = (
     ProtocolEntry("websocket", "mocks.protocols.websocket.config:WebSocketMock",
                   "mocks.protocols.websocket.handler:HANDLER"),
     ProtocolEntry("mqtt", "mocks.protocols.pending:PendingProtocolConfig", None),
-    ProtocolEntry("soap", "mocks.protocols.pending:PendingProtocolConfig", None),
+    ProtocolEntry("soap", "mocks.protocols.soap.config:SoapMock",
+                  "mocks.protocols.soap.handler:HANDLER"),
     ProtocolEntry("oauth", "oidc.config:OAuthConfig", "oidc.engine:HANDLER"),
 )
 

@@ -41,6 +41,14 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
                        {"match": {"type": "exact", "value": "a"}, "noResponse": True},
                        {"match": {"type": "regex", "value": "("}, "noResponse": True}]}},
                   "mocks[0].websocket.matchers[1].match.value"),
+    "soap": ({"id": "s", "type": "soap",
+              "soap": {"path": "/soap", "operations": {
+                  "Ping": {"soapAction": "urn:ping", "response": "<PingResponse/>"}}}},
+             {"id": "bad", "type": "soap",
+              "soap": {"path": "/soap", "operations": {
+                  "Ping": {"response": "<PingResponse/>",
+                           "match": {"xpath": {"//[": "1"}}}}}},
+             "mocks[0].soap.operations.Ping.match.xpath.//["),
 }
 
 SERVED = [entry.mock_type for entry in protocols.PROTOCOLS if entry.handler is not None]

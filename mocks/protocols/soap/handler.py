@@ -1,0 +1,429 @@
+"""The handler of ``soap`` mocks: one mock -> one data-plane route at ``soap.path``.
+
+Serving (:class:`SoapEndpoint`, a :class:`~mocks.protocols.ProtocolRoute` action):
+
+* ``GET <path>?wsdl`` (any case of ``wsdl``): the WSDL, with every ``soap:address`` /
+  ``soap12:address`` location rewritten to ``<scheme>://<Host of the request><path>``, so
+  clients built from it call the mock server whatever host and port it was reached on;
+  ``text/xml``. Without a WSDL: 404. Another ``GET``: 405 with ``Allow: POST``.
+* ``POST <path>``: the body is read as a SOAP envelope (:func:`mocks.core.xmldoc.parse_xml`:
+  no DTD, no entities, no network, at most 2 MiB). The operation is the one whose
+  ``soapAction`` (or a WSDL binding's action) equals the request's action (the SOAP 1.2
+  content type's ``action``, else the ``SOAPAction`` header); with several, or when the
+  action names an operation without one, the body's first element decides; without an
+  action, the body's first element name. Then the operation's ``match`` and ``variants``
+  choose the answer (in order: the operation's own answer when its ``match`` holds or it has
+  none after variants failed), ``delay`` waits, and the answer is the ``response`` template
+  (XML of the body content; substituted values are XML-escaped), a ``fault``, or the table
+  result of a stateful operation, in an envelope of the request's SOAP version.
+* Requests that are not XML, are refused (a DTD: XML bombs, external entities), are no SOAP
+  envelope, name an unknown operation or a ``SOAPAction`` that names nothing, or match no
+  variant: a SOAP ``Client`` fault, HTTP 500, that says which.
+
+Templates see the envelope through ``{{xpath '...'}}`` and ``{{request.body.<Element>.<Child>}}``
+(the SOAP body as a map: ``{"GetUser": {"id": "42"}}``).
+
+Each request is one request-log entry with ``protocol: soap``, ``soapOperation`` and
+``soap: {operation, soapAction, soapVersion, fault, faultCode?}``.
+
+Source: SPEC "SOAP mock", "Templating"; behavior notes §1 (``soapOperation`` filter, SOAP
+handler routes), §4 (SOAP path before HTTP mocks), §10 ("SOAP operation"), §12 (served under
+the workspace's base path). Django-free.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mocks.core.errors import ConfigError
+from mocks.core.request import MockRequest
+from mocks.core.responses import body_file_path, send_simple
+from mocks.core.templating import (RenderContext, Template, TemplateError, TemplateState,
+                                   compile_template, resolve_seed)
+from mocks.core.xmldoc import (XmlRefused, compile_xpath, element_to_map, local_name,
+                               namespace_of, parse_xml, strip_namespaces)
+from mocks.protocols import CompileContext, CompiledMock, ProtocolRoute
+from mocks.protocols.soap.config import SoapAnswer, SoapMock, SoapOperation, XPathMatch
+from mocks.protocols.soap.envelope import (CONTENT_TYPES, VERSIONS, Fault, client_fault,
+                                           envelope, fault_body, request_action,
+                                           request_version, xml_escape)
+from mocks.protocols.soap.stateful import ResponseShape, operation_request, table_fault
+from mocks.protocols.soap.wsdl import (ADDRESS_PLACEHOLDER, WsdlDocument, WsdlError,
+                                       read_wsdl, with_address_placeholder)
+
+#: Methods the route claims (OPTIONS stays with the engine's CORS handling).
+ROUTE_METHODS = frozenset({"GET", "HEAD", "POST"})
+#: Largest envelope read, in bytes.
+MAX_ENVELOPE_BYTES = 2 * 1024 * 1024
+#: Hosts whose rewritten WSDL is kept (per endpoint).
+MAX_CACHED_HOSTS = 32
+
+
+def _compile_template(text: str, key: str) -> Template:
+    try:
+        return compile_template(text, escape=xml_escape)
+    except TemplateError as error:
+        raise ConfigError(key, error.detail) from None
+
+
+def _compile_match(match: XPathMatch | None, key: str) -> tuple[tuple[Any, str], ...] | None:
+    if match is None:
+        return None
+    compiled = []
+    for expression, expected in match.xpath.items():
+        try:
+            compiled.append((compile_xpath(expression), expected))
+        except ValueError as error:
+            raise ConfigError(f"{key}.xpath.{expression}", str(error)) from None
+    return tuple(compiled)
+
+
+class CompiledAnswer:
+    """One answer (an operation's own or a variant's): conditions, delay, and a response
+    template, a fault, or nothing (the stateful result)."""
+
+    __slots__ = ("conditions", "delay", "response", "fault_code", "fault_string",
+                 "fault_detail")
+
+    def __init__(self, answer: SoapAnswer, match: XPathMatch | None, key: str,
+                 stateful: bool):
+        self.conditions = _compile_match(match, f"{key}.match")
+        self.delay = answer.delay / 1000.0
+        self.response: Template | None = None
+        if answer.response is not None and not stateful:
+            self.response = _compile_template(answer.response, f"{key}.response")
+            if self.response.is_static:
+                _check_xml(answer.response, f"{key}.response")
+        self.fault_code = self.fault_string = self.fault_detail = None
+        if answer.fault is not None:
+            self.fault_code = answer.fault.code
+            self.fault_string = _compile_template(answer.fault.string, f"{key}.fault.string")
+            if answer.fault.detail is not None:
+                self.fault_detail = _compile_template(answer.fault.detail,
+                                                      f"{key}.fault.detail")
+
+    def matches(self, document: Any) -> bool:
+        """Whether every condition selects its expected text (no conditions: True)."""
+        return all(evaluate(document) == expected for evaluate, expected in self.conditions or ())
+
+
+def _check_xml(text: str, key: str) -> None:
+    try:
+        parse_xml(f"<r>{text}</r>")
+    except XmlRefused as error:
+        raise ConfigError(key, f"{error.reason} (the XML of the SOAP body's content)") from None
+
+
+@dataclass(slots=True)
+class CompiledOperation:
+    """One operation: its name, actions, answers (variants first, then its own) and the
+    table wiring of a stateful operation."""
+
+    name: str
+    soap_action: str
+    answers: tuple[CompiledAnswer, ...]
+    stateful_action: str | None = None
+    stateful_resource: str = ""
+    custom_operation: str | None = None
+    shape: ResponseShape | None = None
+
+    def answer_for(self, document: Any) -> CompiledAnswer | None:
+        """The first answer whose conditions hold, or None."""
+        for answer in self.answers:
+            if answer.matches(document):
+                return answer
+        return None
+
+
+def _read_wsdl(config: SoapMock, key_path: str, context: CompileContext) -> tuple[
+        WsdlDocument | None, str | None]:
+    """The parsed WSDL and its key (``wsdl``/``wsdlFile``), or ``(None, None)``."""
+    if config.wsdl is not None:
+        text: str | bytes = config.wsdl
+        key = f"{key_path}.wsdl"
+    elif config.wsdl_file is not None:
+        key = f"{key_path}.wsdlFile"
+        path = body_file_path(config.wsdl_file, context.base_dir, context.body_file_roots, key)
+        try:
+            text = Path(path).read_bytes()
+        except OSError as error:
+            raise ConfigError(key, f"cannot read {str(path)!r}: "
+                                   f"{error.strerror or error}") from None
+    else:
+        return None, None
+    try:
+        document = read_wsdl(text)
+        document.endpoints()  # reports a WSDL without SOAP services now, not per request
+    except WsdlError as error:
+        where = f"{error.location}: " if error.location else ""
+        raise ConfigError(key, f"{where}{error.message}") from None
+    return document, key
+
+
+def compile_operations(config: SoapMock, key_path: str,
+                       document: WsdlDocument | None) -> dict[str, CompiledOperation]:
+    """Every operation the mock answers: the WSDL's (sample responses) overridden by the
+    configured ones, which inherit the WSDL's ``soapAction`` when they give none.
+
+    Raises :class:`~mocks.core.errors.ConfigError` naming
+    ``<key_path>.operations.<Name>.<field>``."""
+    derived = document.operations() if document is not None else {}
+    namespace = document.target_namespace if document is not None else ""
+    names = list(derived) + [name for name in config.operations if name not in derived]
+    compiled: dict[str, CompiledOperation] = {}
+    for name in names:
+        key = f"{key_path}.operations.{name}"
+        info = derived.get(name)
+        operation = config.operations.get(name)
+        if operation is None:
+            operation = SoapOperation(soapAction=info.soap_action, response=info.response)
+        stateful = operation.stateful_action is not None
+        answers = [CompiledAnswer(variant, variant.match, f"{key}.variants[{index}]", stateful)
+                   for index, variant in enumerate(operation.variants)]
+        own = CompiledAnswer(operation, operation.match, key, stateful)
+        if own.response is None and own.fault_code is None and not stateful:
+            if info is not None:
+                own.response = _compile_template(info.response, f"{key}.response")
+            else:
+                own.response = _compile_template("", f"{key}.response")
+        answers.append(own)
+        soap_action = operation.soap_action if operation.soap_action is not None else (
+            info.soap_action if info is not None else "")
+        shape = None
+        if stateful:
+            shape_xml = operation.response if operation.response is not None and \
+                "{{" not in operation.response else (info.response if info else None)
+            shape = ResponseShape(name, shape_xml, namespace)
+        compiled[name] = CompiledOperation(
+            name, soap_action or "", tuple(answers),
+            operation.stateful_action, operation.stateful_resource or "",
+            operation.operation or (name if operation.stateful_action == "custom" else None),
+            shape)
+    return compiled
+
+
+class SoapEndpoint:
+    """The route action of one ``soap`` mock (see the module docstring).
+
+    Same interface as a static response: ``async respond(request, path_params,
+    template_state, send) -> status``. ``protocol`` tells the engine to log the request as
+    ``soap``; the details of each request are left on it as ``log_details``.
+    """
+
+    protocol = "soap"
+
+    def __init__(self, mock_id: str, path: str, operations: dict[str, CompiledOperation],
+                 wsdl: bytes | None, wsdl_actions: dict[str, str], tables: Any):
+        self.mock_id = mock_id
+        self.path = path
+        self.operations = operations
+        self.tables = tables
+        self._wsdl = wsdl
+        self._wsdl_by_host: dict[str, bytes] = {}
+        #: action -> operation names it may name (configured first, then the WSDL's)
+        self.by_action: dict[str, list[str]] = {}
+        for name, operation in operations.items():
+            if operation.soap_action:
+                self.by_action.setdefault(operation.soap_action, []).append(name)
+        for action, name in wsdl_actions.items():
+            if name in operations and name not in self.by_action.get(action, ()):
+                self.by_action.setdefault(action, []).append(name)
+
+    # ------------------------------------------------------------------ WSDL
+    def wsdl_for(self, request: MockRequest) -> bytes | None:
+        """The WSDL with its SOAP addresses pointing at ``<scheme>://<host><path>``."""
+        if self._wsdl is None:
+            return None
+        host = request.host
+        cached = self._wsdl_by_host.get(host)
+        if cached is None:
+            address = xml_escape(f"{request.scheme}://{host}{request.path}").encode()
+            cached = self._wsdl.replace(ADDRESS_PLACEHOLDER.encode(), address)
+            if len(self._wsdl_by_host) < MAX_CACHED_HOSTS:
+                self._wsdl_by_host[host] = cached
+        return cached
+
+    # ------------------------------------------------------------------ serving
+    async def respond(self, request: MockRequest, path_params: dict[str, str],
+                      template_state: Any, send: Any) -> int:
+        """Answer one request (never raises for any request input)."""
+        head = request.method == "HEAD"
+        if request.method in ("GET", "HEAD"):
+            if any(name.lower() == "wsdl" for name in request.query):
+                body = self.wsdl_for(request)
+                if body is None:
+                    await send_simple(send, 404, [(b"content-type", b"text/plain")],
+                                      b"This SOAP mock has no WSDL (soap.wsdl or soap.wsdlFile)",
+                                      head=head)
+                    return 404
+                await send_simple(send, 200, [(b"content-type", b"text/xml; charset=utf-8")],
+                                  body, head=head)
+                return 200
+            await send_simple(send, 405, [(b"content-type", b"text/plain"), (b"allow", b"POST")],
+                              f"SOAP endpoint: POST an envelope, or GET {self.path}?wsdl"
+                              .encode(), head=head)
+            return 405
+        details: dict[str, Any] = {"soapAction": request_action(request)}
+        request.__dict__["log_details"] = details
+        version = request_version(request)
+        details["soapVersion"] = version
+        try:
+            outcome = self._serve(request, details)
+        except _FaultAnswer as answer:
+            return await self._send_fault(send, answer.fault, details.get("soapVersion",
+                                                                            version), details)
+        version = details["soapVersion"]
+        operation, answer = outcome
+        state = template_state if template_state is not None else TemplateState()
+        if answer.delay:
+            await asyncio.sleep(answer.delay)
+        context = RenderContext(request, path_params, resolve_seed(request, None), state)
+        if answer.fault_code is not None:
+            fault = Fault(answer.fault_code, answer.fault_string.render(context),
+                          answer.fault_detail.render(context) if answer.fault_detail else None)
+            return await self._send_fault(send, fault, version, details)
+        if operation.stateful_action is not None:
+            result = self.tables.execute(operation_request(
+                operation.stateful_action, operation.stateful_resource,
+                operation.custom_operation, _operation_data(request, operation), self.tables)) \
+                if self.tables is not None else None
+            if result is None:
+                return await self._send_fault(send, Fault(
+                    "soap:Server", "no table store: stateful operations need a running "
+                    "engine"), version, details)
+            if result.error is not None:
+                return await self._send_fault(send, table_fault(result.error), version, details)
+            content = operation.shape.render(result)
+        else:
+            content = answer.response.render(context).encode()
+        await send_simple(send, 200, [(b"content-type", CONTENT_TYPES[version])],
+                          envelope(version, content))
+        details["soap"] = {"operation": operation.name, "soapAction": details["soapAction"],
+                           "soapVersion": version, "fault": False}
+        return 200
+
+    def _serve(self, request: MockRequest, details: dict[str, Any]) -> tuple[
+            CompiledOperation, CompiledAnswer]:
+        """Parse, choose the operation and its answer; raises :class:`_FaultAnswer`."""
+        try:
+            root = parse_xml(request.body, MAX_ENVELOPE_BYTES)
+        except XmlRefused as error:
+            raise _FaultAnswer(client_fault(f"The request is not a readable SOAP envelope: "
+                                            f"{error.reason}")) from None
+        version = VERSIONS.get(namespace_of(root.tag))
+        if local_name(root.tag) != "Envelope" or version is None:
+            raise _FaultAnswer(client_fault(
+                f"The request is not a SOAP envelope: expected an Envelope element in the SOAP "
+                f"1.1 or 1.2 namespace, got <{local_name(root.tag) or root.tag}>"))
+        details["soapVersion"] = version
+        body = next((child for child in root if local_name(child.tag) == "Body"), None)
+        elements = [child for child in body if isinstance(child.tag, str)] \
+            if body is not None else []
+        first = local_name(elements[0].tag) if elements else ""
+        operation = self._choose(details["soapAction"], first)
+        details["soapOperation"] = operation.name
+        strip_namespaces(root)
+        # Templates read the envelope: xpath over the namespace-free document, request.body
+        # as the SOAP body's content by element name.
+        request.__dict__["xml_document"] = root
+        request.__dict__["json"] = {local_name(element.tag): element_to_map(element)
+                                    for element in elements}
+        answer = operation.answer_for(root)
+        if answer is None:
+            raise _FaultAnswer(client_fault(
+                f"No answer of operation {operation.name!r} matches this request (its match "
+                f"and every variant's match failed)"))
+        return operation, answer
+
+    def _choose(self, action: str, first: str) -> CompiledOperation:
+        operations = self.operations
+        if action:
+            names = self.by_action.get(action)
+            if names:
+                if len(names) == 1 or first not in names:
+                    return operations[names[0]]
+                return operations[first]
+            # An action naming an operation that declares no soapAction of its own.
+            tail = action.replace("#", "/").rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+            for candidate in (action, tail):
+                operation = operations.get(candidate)
+                if operation is not None and not operation.soap_action:
+                    return operation
+            if first in operations and not operations[first].soap_action:
+                return operations[first]
+            raise _FaultAnswer(client_fault(
+                f"SOAPAction {action!r} names no operation of this service (known: "
+                f"{', '.join(sorted(operations)) or 'none'})"))
+        if not first:
+            raise _FaultAnswer(client_fault("The SOAP Body holds no operation element and no "
+                                            "SOAPAction was given"))
+        operation = operations.get(first)
+        if operation is None:
+            raise _FaultAnswer(client_fault(
+                f"Unknown operation {first!r} (known: "
+                f"{', '.join(sorted(operations)) or 'none'})"))
+        return operation
+
+    @staticmethod
+    async def _send_fault(send: Any, fault: Fault, version: str,
+                          details: dict[str, Any]) -> int:
+        await send_simple(send, 500, [(b"content-type", CONTENT_TYPES[version])],
+                          fault_body(fault, version))
+        details["soap"] = {"operation": details.get("soapOperation", ""),
+                           "soapAction": details.get("soapAction", ""),
+                           "soapVersion": version, "fault": True, "faultCode": fault.code,
+                           "faultString": fault.string}
+        details["soapVersion"] = version
+        return 500
+
+
+def _operation_data(request: MockRequest, operation: CompiledOperation) -> Any:
+    """The operation element's content as a map (``{}`` when the body holds none)."""
+    body = request.__dict__.get("json")
+    if not isinstance(body, dict) or not body:
+        return {}
+    data = body.get(operation.name)
+    if data is None:
+        data = next(iter(body.values()))
+    return data if isinstance(data, dict) else {}
+
+
+class _FaultAnswer(Exception):
+    """Control flow: answer this fault instead."""
+
+    def __init__(self, fault: Fault):
+        super().__init__(fault.string)
+        self.fault = fault
+
+
+class SoapHandler:
+    """Compiles ``soap`` mocks (see the module docstring)."""
+
+    mock_type = "soap"
+    config_model = SoapMock
+
+    def compile(self, mock: Any, context: CompileContext) -> CompiledMock:
+        """One :class:`~mocks.protocols.ProtocolRoute` at ``soap.path`` (GET ``?wsdl`` and
+        POST envelopes).
+
+        Raises :class:`~mocks.core.errors.ConfigError` naming the key: a WSDL that does not
+        parse (``mocks[0].soap.wsdl: not well-formed XML at line 3: ...``), an unreadable
+        ``wsdlFile``, a bad template, XPath or static response XML
+        (``mocks[0].soap.operations.GetUser.match.xpath.//[: invalid XPath ...``).
+        """
+        config: SoapMock = mock.soap
+        key_path = f"{context.key_path}.soap"
+        document, _ = _read_wsdl(config, key_path, context)
+        operations = compile_operations(config, key_path, document)
+        wsdl = with_address_placeholder(document.root) if document is not None else None
+        actions = document.soap_actions() if document is not None else {}
+        endpoint = SoapEndpoint(mock.id, config.path, operations, wsdl, actions, context.tables)
+        return CompiledMock(routes=(ProtocolRoute(path=config.path, mock_id=mock.id,
+                                                  action=endpoint, methods=ROUTE_METHODS),))
+
+
+#: The registered handler object (:data:`mocks.protocols.PROTOCOLS`).
+HANDLER = SoapHandler()
+
