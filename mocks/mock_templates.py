@@ -152,6 +152,23 @@ TEMPLATES: tuple[dict[str, Any], ...] = (
               "grantTypes": ["authorization_code", "refresh_token"]}],
          "users": [{"username": "alice", "password": "wonderland", "claims": {
              "sub": "user-alice", "email": "alice@example.com", "name": "Alice Liddell"}}]}}},
+    {"id": "graphql-users", "type": "graphql", "name": "GraphQL users API",
+     "description": "A GraphQL API at /graphql from a schema alone: every field without a "
+                    "resolver answers fake data of its type; Query.user echoes its id "
+                    "argument, and Subscription.userAdded streams two events.",
+     "mock": {"type": "graphql", "name": "Users API", "graphql": {
+         "path": "/graphql",
+         "schema": "type User { id: ID!, name: String, email: String, age: Int }\n"
+                   "type Query { user(id: ID!): User, users: [User!]! }\n"
+                   "type Mutation { createUser(name: String!): User }\n"
+                   "type Subscription { userAdded: User }",
+         "introspection": True,
+         "resolvers": {"Query.user": {"response": {"id": "{{args.id}}",
+                                                   "name": "{{faker.name}}"}}},
+         "subscriptions": {"userAdded": {
+             "events": [{"data": {"id": "1", "name": "Ada"}},
+                        {"data": {"id": "2", "name": "Alan"}}],
+             "timing": {"fixedDelay": "500ms"}}}}}},
     {"id": "websocket-chat", "type": "websocket", "name": "WebSocket chat room",
      "description": "A chat endpoint at /ws/chat/{room}: answers ping with pong, greets a "
                     "join message by name and room, and echoes anything else.",

@@ -143,19 +143,43 @@ def resolve_mock_reference(reference: str, mocks: list[Mock]) -> int | None:
     return None
 
 
-def collect_bindings(config: ConfigFile) -> dict[int, BindingSpec]:
+def collect_bindings(config: ConfigFile) -> dict[int, Any]:
     """``{mock index: BindingSpec}`` from ``extend[]``; a later entry for the same mock wins.
+
+    A reference ``<graphql mock id>.<Type>.<field>`` binds one resolver of a GraphQL mock:
+    that mock's entry is then ``{"Type.field": BindingSpec}`` (one per bound resolver).
 
     Raises :class:`ConfigError` ``extend[i].mock: extend "<ref>": mock not found``.
     """
-    bound: dict[int, BindingSpec] = {}
+    bound: dict[int, Any] = {}
     for position, binding in enumerate(config.extend):
         index = resolve_mock_reference(binding.mock, config.mocks)
+        resolver = None
+        if index is None:
+            index, resolver = _resolver_reference(binding.mock, config.mocks)
         if index is None:
             raise ConfigError(f"extend[{position}].mock",
                               f'extend "{binding.mock}": mock not found')
-        bound[index] = binding_of(binding, f"extend[{position}]")
+        spec = binding_of(binding, f"extend[{position}]")
+        if resolver is None:
+            bound[index] = spec
+        else:
+            resolvers = bound.get(index)
+            if not isinstance(resolvers, dict):
+                resolvers = bound[index] = {}
+            resolvers[resolver] = spec
     return bound
+
+
+def _resolver_reference(reference: str, mocks: list[Mock]) -> tuple[int | None, str | None]:
+    """``(mock index, "Type.field")`` of ``<graphql mock id>.<Type>.<field>``, else Nones."""
+    for index, mock in enumerate(mocks):
+        if mock.type == "graphql" and reference.startswith(mock.id + "."):
+            rest = reference[len(mock.id) + 1:]
+            type_name, dot, field_name = rest.partition(".")
+            if dot and type_name and field_name and "." not in field_name:
+                return index, rest
+    return None, None
 
 
 def item_id_parameter(matcher: Matcher) -> str | None:

@@ -120,7 +120,8 @@ os.register_at_fork(after_in_child=_UNSEEDED_RNG.seed)
 class RenderContext:
     """Everything a template may read while rendering one response.
 
-    ``RenderContext(request, path_params, seed, state)`` (keywords work too).
+    ``RenderContext(request, path_params, seed, state)`` (keywords work too; ``args=`` for
+    GraphQL field arguments).
 
     Attributes:
         request: the :class:`MockRequest` being answered. Protocols without one (an SSE
@@ -130,6 +131,9 @@ class RenderContext:
         seed: from :func:`resolve_seed`; when set, ``uuid``, ``random.*`` and ``faker.*`` are
             reproducible.
         state: the engine's :class:`TemplateState` (sequences).
+        args: the arguments of the GraphQL field being resolved (``{name: value}``), read by
+            ``args.<name>`` / ``args.<name>.<path>``; None elsewhere (``args.*`` renders
+            ``""``).
         rng: the random stream of this render, shared by every template rendered with this
             context. Unseeded: the process-wide generator (no per-request cost). Seeded: a
             fresh generator from :func:`fakedata.seeded_random`, made on the first read
@@ -138,14 +142,15 @@ class RenderContext:
     Source: SPEC "Templating" (``request.*`` expressions) and "Response" (``seed``).
     """
 
-    __slots__ = ("request", "path_params", "seed", "state", "rng")
+    __slots__ = ("request", "path_params", "seed", "state", "args", "rng")
 
     def __init__(self, request: MockRequest, path_params: dict[str, str], seed: int | None,
-                 state: TemplateState):
+                 state: TemplateState, args: dict[str, Any] | None = None):
         self.request = request
         self.path_params = path_params
         self.seed = seed
         self.state = state
+        self.args = args
         if seed is None:
             # A plain attribute: the hot path reads it without a property call.
             self.rng = _UNSEEDED_RNG
@@ -763,6 +768,10 @@ _REFERENCE_PREFIXES = ("request.", "faker.", "random.", "timestamp.", "uuid.", "
                        "xpath:")
 
 
+#: GraphQL field arguments (``args.<name>``) are references too.
+_REFERENCE_PREFIXES += ("args.",)
+
+
 def _looks_like_reference(text: str) -> bool:
     lower = text.lower()
     return lower.startswith(_REFERENCE_PREFIXES) or lower in _SIMPLE_REFERENCES or lower in _FUNCTIONS
@@ -792,7 +801,15 @@ def _compile_reference(text: str, position: int) -> Evaluator | None:
         # A message-based protocol (WebSocket) renders with the message as the request body:
         # message.<path> reads it like request.body.<path>.
         return _compile_body_reference(text[len("message."):], position)
+    if lower.startswith("args."):
+        # GraphQL field arguments: args.<name>, args.<name>.<path> (same path syntax as bodies).
+        return _compile_body_reference(text[len("args."):], position, _read_args)
     return None
+
+
+def _read_args(ctx: RenderContext) -> Any:
+    args = ctx.args
+    return args if args is not None else INVALID_JSON
 
 
 def _compile_faker_reference(type_name: str, position: int) -> Evaluator:
@@ -885,7 +902,12 @@ _BODY_STEP = re.compile(r"([^.\[\]]+)|\[([0-9]+)\]")
 _MISSING: Any = object()
 
 
-def _compile_body_reference(path: str, position: int) -> Evaluator:
+def _read_body(ctx: RenderContext) -> Any:
+    return ctx.request.json
+
+
+def _compile_body_reference(path: str, position: int,
+                            read: Callable[[RenderContext], Any] = _read_body) -> Evaluator:
     if not path:
         steps: tuple[_BodyStep, ...] = ()
     elif _BODY_PATH.fullmatch(path):
@@ -901,7 +923,7 @@ def _compile_body_reference(path: str, position: int) -> Evaluator:
         index = steps[0][1]
 
         def evaluate_body_key(ctx: RenderContext) -> str:
-            value = ctx.request.json
+            value = read(ctx)
             if type(value) is dict:
                 value = value.get(key)
                 if type(value) is str:
@@ -915,7 +937,7 @@ def _compile_body_reference(path: str, position: int) -> Evaluator:
         return evaluate_body_key
 
     def evaluate_body_field(ctx: RenderContext) -> str:
-        value = ctx.request.json
+        value = read(ctx)
         if value is INVALID_JSON:
             return ""
         for key, index in steps:

@@ -179,8 +179,12 @@ class DataPlaneApp:
                                                       "see the server log"})
         if engine.observers:
             now = time.perf_counter()
+            # A protocol action (GraphQL) names its protocol and may leave request-log fields
+            # for this request in ``request.log_details`` (a dict).
             engine.notify(ServeEvent(request, time.time() - (now - started),
-                                     (now - started) * 1e3, status, mock_id, path_template))
+                                     (now - started) * 1e3, status, mock_id, path_template,
+                                     protocol=getattr(action, "protocol", "http"),
+                                     details=request.__dict__.get("log_details")))
 
     async def _preflight(self, request: MockRequest, origin: str | None, send: Send,
                          started: float) -> None:

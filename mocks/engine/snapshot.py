@@ -116,6 +116,8 @@ def compile_one(mock: Mock, context: CompileContext) -> CompiledMock:
 
 def _depends_on_more_than_the_mock(mock: Mock, binding: Any) -> bool:
     http = mock.http if mock.type == "http" else None
+    if mock.type == "graphql" and getattr(mock.graphql, "binds_tables", False):
+        return True  # resolvers answering from tables (``resolvers."Query.x".table``)
     return binding is not None or (http is not None and (http.stateful_binding is not None
                                                          or bool(http.stateful_operation)))
 

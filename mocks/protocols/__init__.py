@@ -193,7 +193,8 @@ class ProtocolEntry:
 PROTOCOLS: tuple[ProtocolEntry, ...] = (
     ProtocolEntry("http", "mocks.protocols.http.config:HttpMock",
                   "mocks.protocols.http.handler:HANDLER"),
-    ProtocolEntry("graphql", "mocks.protocols.pending:PendingProtocolConfig", None),
+    ProtocolEntry("graphql", "mocks.protocols.graphql.config:GraphQLMock",
+                  "mocks.protocols.graphql.handler:HANDLER"),
     ProtocolEntry("grpc", "mocks.protocols.pending:PendingProtocolConfig", None),
     ProtocolEntry("websocket", "mocks.protocols.websocket.config:WebSocketMock",
                   "mocks.protocols.websocket.handler:HANDLER"),

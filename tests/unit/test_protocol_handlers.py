@@ -32,6 +32,12 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
                "oauth": {"issuer": "http://localhost:4280/auth",
                          "clients": [{"clientId": "c", "clientSecret": "s", "bogus": 1}]}},
               "mocks[0].oauth.clients[0].bogus"),
+    "graphql": ({"id": "g", "type": "graphql",
+                 "graphql": {"path": "/graphql", "schema": "type Query { hi: String }",
+                             "resolvers": {"Query.hi": {"response": "hello"}}}},
+                {"id": "bad", "type": "graphql",
+                 "graphql": {"path": "/graphql", "schema": "type Query {\n  hi: String\n  x: }"}},
+                "mocks[0].graphql.schema"),
     "websocket": ({"id": "w", "type": "websocket",
                    "websocket": {"path": "/ws", "matchers": [
                        {"match": {"type": "exact", "value": "ping"},

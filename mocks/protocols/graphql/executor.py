@@ -1,0 +1,526 @@
+"""Executing GraphQL operations of one compiled ``graphql`` mock with graphql-core.
+
+* :class:`DocumentCache`: query text -> parsed and validated document (bounded LRU), so a
+  repeated query is parsed and validated once.
+* :class:`CompiledResolver`: one ``resolvers."Type.field"`` entry: variants tried in order
+  (``match: {args}``), a templated ``response`` (``{{args.<name>}}``, ``{{request.*}}``,
+  ``{{faker.*}}``...), ``delay``, ``error``, or a table action.
+* :class:`GraphQLExecutor`: the schema and the resolvers; :meth:`GraphQLExecutor.execute`
+  runs one operation. A field with no resolver reads its parent's value by field name when
+  the parent is an object (a resolver's ``response``, a table item), else answers a fake
+  value of its type (:mod:`mocks.protocols.graphql.fake`), seeded per field path when the
+  request carries a seed (``?_mock_seed=N``, ``X-Mockd-Seed``).
+
+Concurrency: single owner (the engine loop). Only delayed resolvers await.
+
+Source: behavior notes §10 (``graphql``: resolvers with ``response``, ``delay``,
+``match: {args}``, ``error: {message, path, extensions}``; ``introspection`` (false)); §4
+(seed precedence); SPEC "Templating", "Extend binding".
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from graphql import (DocumentNode, ExecutionResult, GraphQLError, GraphQLList, GraphQLNonNull,
+                     GraphQLObjectType, GraphQLSchema, OperationDefinitionNode, Source,
+                     execute, get_named_type, parse, specified_rules, validate)
+from graphql.pyutils import is_awaitable
+from graphql.validation import NoSchemaIntrospectionCustomRule
+
+from mocks.core.errors import ConfigError
+from mocks.core.request import MockRequest
+from mocks.core.templating import (RenderContext, TemplateError, TemplateState,
+                                   ValueTemplate, compile_template, compile_value)
+from mocks.protocols.graphql.config import GraphQLMock, Resolver, ResolverVariant
+from mocks.protocols.graphql.fake import fake_value
+
+#: Distinct query texts kept parsed and validated per mock.
+DOCUMENT_CACHE_SIZE = 512
+#: Longest query text parsed, in characters (longer ones are refused, not cached).
+MAX_QUERY_LENGTH = 256 * 1024
+#: Deepest nesting of selections a query may have (a bound on fake-data generation).
+MAX_DEPTH = 32
+
+_MISSING: Any = object()
+_UNSEEDED = random.Random()
+
+
+# ---------------------------------------------------------------------------- documents
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedDocument:
+    """A parsed query text.
+
+    Attributes:
+        document: the parsed document (None when it does not parse).
+        errors: parse or validation errors (empty: the document is valid for the schema).
+        operations: ``{operation name or None: operation}`` of a valid document.
+    """
+
+    document: DocumentNode | None
+    errors: tuple[GraphQLError, ...]
+    operations: dict[str | None, OperationDefinitionNode]
+
+    def operation(self, name: str | None) -> OperationDefinitionNode | str:
+        """The operation to run, or the message of why none can be chosen."""
+        operations = self.operations
+        if name:
+            found = operations.get(name)
+            return found if found is not None else f"Unknown operation named '{name}'."
+        if len(operations) == 1:
+            return next(iter(operations.values()))
+        return "Must provide operation name if query contains multiple operations."
+
+
+class DocumentCache:
+    """Query text -> :class:`PreparedDocument`, least recently used dropped past
+    ``size`` entries."""
+
+    __slots__ = ("schema", "rules", "size", "_entries")
+
+    def __init__(self, schema: GraphQLSchema, introspection: bool,
+                 size: int = DOCUMENT_CACHE_SIZE):
+        self.schema = schema
+        self.rules = tuple(specified_rules) if introspection else \
+            (*specified_rules, NoSchemaIntrospectionCustomRule)
+        self.size = size
+        self._entries: OrderedDict[str, PreparedDocument] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, text: str) -> PreparedDocument:
+        """The prepared document of ``text`` (parsed and validated on first sight)."""
+        entries = self._entries
+        prepared = entries.get(text)
+        if prepared is not None:
+            entries.move_to_end(text)
+            return prepared
+        prepared = self._prepare(text)
+        if len(text) <= MAX_QUERY_LENGTH:
+            entries[text] = prepared
+            if len(entries) > self.size:
+                entries.popitem(last=False)
+        return prepared
+
+    def _prepare(self, text: str) -> PreparedDocument:
+        if len(text) > MAX_QUERY_LENGTH:
+            return PreparedDocument(None, (GraphQLError(
+                f"Query text is longer than {MAX_QUERY_LENGTH} characters."),), {})
+        try:
+            document = parse(Source(text, "GraphQL request"), max_tokens=50_000)
+        except GraphQLError as error:
+            return PreparedDocument(None, (error,), {})
+        errors = validate(self.schema, document, self.rules, max_errors=20)
+        if not errors:
+            depth = _depth(document)
+            if depth > MAX_DEPTH:
+                errors = [GraphQLError(f"Query is nested {depth} levels deep; at most "
+                                       f"{MAX_DEPTH} are answered.")]
+        operations = {definition.name.value if definition.name else None: definition
+                      for definition in document.definitions
+                      if isinstance(definition, OperationDefinitionNode)}
+        return PreparedDocument(document, tuple(errors), operations)
+
+
+def _depth(document: DocumentNode) -> int:
+    deepest = 0
+    stack = [(definition.selection_set, 1) for definition in document.definitions
+             if getattr(definition, "selection_set", None) is not None]
+    while stack:
+        selection_set, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            break
+        for selection in selection_set.selections:
+            child = getattr(selection, "selection_set", None)
+            if child is not None:
+                stack.append((child, depth + 1))
+    return deepest
+
+
+# ---------------------------------------------------------------------------- resolvers
+
+
+class RunContext:
+    """What resolvers read while one operation runs (graphql-core's ``context_value``).
+
+    Attributes:
+        request: the HTTP request (or the WebSocket upgrade request).
+        seed: the request's seed, or None.
+        state: the engine's template state.
+    """
+
+    __slots__ = ("request", "seed", "state")
+
+    def __init__(self, request: MockRequest, seed: int | None, state: TemplateState):
+        self.request = request
+        self.seed = seed
+        self.state = state
+
+    def rng_for(self, info: Any) -> random.Random:
+        """The random stream of one field: the process-wide one, or with a seed, one
+        seeded by the seed and the field's response path (same seed, same values)."""
+        if self.seed is None:
+            return _UNSEEDED
+        return random.Random(f"{self.seed}:{_path_text(info.path)}")
+
+
+def _path_text(path: Any) -> str:
+    parts = []
+    while path is not None:
+        parts.append(str(path.key))
+        path = path.prev
+    return ".".join(reversed(parts))
+
+
+def args_match(expected: Any, actual: Any) -> bool:
+    """Whether an argument value fits a ``match.args`` value: equal JSON, equal text of
+    scalars (``"5"`` fits ``5``), or for objects every expected key fits."""
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            key in actual and args_match(value, actual[key]) for key, value in expected.items())
+    if isinstance(expected, list):
+        return isinstance(actual, list) and len(expected) == len(actual) and all(
+            args_match(one, other) for one, other in zip(expected, actual))
+    if expected == actual and type(expected) is not bool and type(actual) is not bool:
+        return True
+    return _text(expected) == _text(actual)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return str(value)
+
+
+class CompiledVariant:
+    """One compiled answer of a resolver (see :class:`ResolverVariant`).
+
+    Attributes:
+        match_args: ``match.args`` (empty: always fits).
+        response: the compiled ``response`` (None: not given, a fake value answers).
+        static: the response value when it has no template (served as is).
+        delay_seconds: the wait before answering.
+        error: ``(message template, path, extensions)`` or None.
+    """
+
+    __slots__ = ("match_args", "response", "static", "delay_seconds", "error")
+
+    def __init__(self, variant: ResolverVariant, key: str):
+        self.match_args = dict(variant.match.args) if variant.match is not None else {}
+        self.delay_seconds = variant.delay / 1000.0
+        self.response: ValueTemplate | None = None
+        self.static: Any = _MISSING
+        if "response" in variant.model_fields_set:
+            try:
+                self.response = compile_value(variant.response)
+            except TemplateError as error:
+                raise ConfigError(f"{key}.response{error.location}", error.detail) from None
+            if self.response.is_static:
+                self.static = variant.response
+        self.error: tuple[Any, list[str | int] | None, dict[str, Any] | None] | None = None
+        if variant.error is not None:
+            try:
+                message = compile_template(variant.error.message)
+            except TemplateError as error:
+                raise ConfigError(f"{key}.error.message", str(error)) from None
+            self.error = (message, variant.error.path, variant.error.extensions)
+
+    @property
+    def answers(self) -> bool:
+        """Whether it gives a value or an error (else the field falls back to fake data)."""
+        return self.response is not None or self.error is not None
+
+    def fits(self, args: dict[str, Any]) -> bool:
+        """Whether every ``match.args`` entry fits the field's arguments."""
+        for name, expected in self.match_args.items():
+            actual = args.get(name, _MISSING)
+            if actual is _MISSING or not args_match(expected, actual):
+                return False
+        return True
+
+    def value(self, args: dict[str, Any], info: Any) -> Any:
+        """The field's value; raises :class:`GraphQLError` for a configured ``error``."""
+        if self.error is not None:
+            message, path, extensions = self.error
+            run: RunContext = info.context
+            text = message.source if message.is_static else message.render(
+                RenderContext(run.request, {}, run.seed, run.state, args))
+            raise GraphQLError(text, nodes=info.field_nodes,
+                               path=path if path is not None else info.path.as_list(),
+                               extensions=extensions)
+        if self.static is not _MISSING:
+            return self.static
+        run = info.context
+        return self.response.render(RenderContext(  # type: ignore[union-attr]
+            run.request, {}, run.seed, run.state, args))
+
+
+class TableResolver:
+    """A resolver answering from a table (an ``extend`` binding of ``<mock>.<Type>.<field>``
+    or ``resolvers."Type.field": {table, action}``).
+
+    ``list``: the arguments (other than ``null`` ones) are the list filters; a list-typed
+    field gets the items, another type the list envelope ``{data, meta...}``. ``get``,
+    ``update``, ``patch``, ``delete``: the item id is argument ``id_arg``. Writes: the body is
+    the ``input`` argument when it is an object, else the other arguments. ``delete``
+    answers the removed item, or ``true`` for a ``Boolean`` field. ``custom``: the
+    arguments are the operation's input. A table error is a GraphQL error whose
+    ``extensions`` carry ``code`` and ``status``.
+    """
+
+    __slots__ = ("table", "action", "operation", "id_arg", "store")
+
+    def __init__(self, table: str, action: str, operation: str | None, id_arg: str,
+                 store: Any):
+        self.table = table
+        self.action = action
+        self.operation = operation
+        self.id_arg = id_arg
+        self.store = store
+
+    def value(self, args: dict[str, Any], info: Any) -> Any:
+        from tables.store import OperationRequest
+
+        action = self.action
+        item_id = None
+        if action in ("get", "update", "patch", "delete"):
+            raw = args.get(self.id_arg)
+            if raw is None:
+                raise GraphQLError(f"argument '{self.id_arg}' (the item id) is required for "
+                                   f"{action}", extensions={"code": "validation_error",
+                                                            "status": 400})
+            item_id = str(raw)
+        body = None
+        if action in ("create", "update", "patch"):
+            given = args.get("input")
+            body = dict(given) if isinstance(given, dict) else {
+                name: value for name, value in args.items() if name != self.id_arg}
+        elif action == "custom":
+            body = dict(args)
+        query = None
+        if action == "list":
+            query = {name: [_text(value) if not isinstance(value, list) else
+                            ",".join(_text(one) for one in value)]
+                     for name, value in args.items() if value is not None}
+        result = self.store.execute(OperationRequest(action, self.table, item_id, body, query,
+                                                     None, self.operation))
+        if result.error is not None:
+            error = result.error
+            raise GraphQLError(error.message, extensions={"code": error.code,
+                                                          "status": error.status})
+        named = info.return_type.of_type if isinstance(info.return_type, GraphQLNonNull) \
+            else info.return_type
+        if action == "list":
+            items = result.items or []
+            if isinstance(named, GraphQLList):
+                return items
+            from tables.transforms import list_envelope
+
+            return list_envelope(items, result.meta)
+        if action == "delete" and getattr(named, "name", "") == "Boolean":
+            return True
+        if action == "custom":
+            return result.value
+        return result.item
+
+
+class EventRoot:
+    """The root value of one subscription event: its root field answers
+    ``produce(args, info)`` (the event's ``data`` rendered with the field's arguments)."""
+
+    __slots__ = ("produce",)
+
+    def __init__(self, produce: Callable[[dict[str, Any], Any], Any]):
+        self.produce = produce
+
+
+class CompiledResolver:
+    """One ``resolvers."Type.field"`` entry, compiled (variants first, then its own answer,
+    then a table action)."""
+
+    __slots__ = ("variants", "own", "table")
+
+    def __init__(self, resolver: Resolver, key: str, table: TableResolver | None):
+        self.variants = tuple(CompiledVariant(variant, f"{key}.variants[{index}]")
+                              for index, variant in enumerate(resolver.variants))
+        own = CompiledVariant(resolver, key)
+        self.own = own if own.answers or own.delay_seconds else None
+        self.table = table
+
+    def choose(self, args: dict[str, Any]) -> CompiledVariant | None:
+        """The first variant that fits ``args``, else the resolver's own answer (or None)."""
+        for variant in self.variants:
+            if variant.fits(args):
+                return variant
+        return self.own
+
+
+def _delayed(seconds: float, produce: Callable[[], Any]) -> Any:
+    async def later() -> Any:
+        await asyncio.sleep(seconds)
+        return produce()
+
+    return later()
+
+
+# ---------------------------------------------------------------------------- executor
+
+
+class GraphQLExecutor:
+    """The schema and resolvers of one ``graphql`` mock (see the module docstring).
+
+    Args:
+        config: the mock's ``graphql`` block.
+        schema: its built schema.
+        key_path: ``mocks[i].graphql`` (errors name keys below it).
+        bindings: ``{"Type.field": BindingSpec}`` from ``extend`` (may be empty).
+        tables: the engine's table store (None: a throw-away one).
+
+    Raises :class:`ConfigError` for a resolver of a field the schema lacks, a bad template
+    or a binding of a field the schema lacks.
+    """
+
+    def __init__(self, config: GraphQLMock, schema: GraphQLSchema, key_path: str,
+                 bindings: dict[str, Any] | None = None, tables: Any = None):
+        self.schema = schema
+        self.introspection = config.introspection
+        self.documents = DocumentCache(schema, config.introspection)
+        if tables is None and (bindings or config.binds_tables):
+            from tables.store import TableStore
+
+            tables = TableStore()
+        #: ``{type name: {field name: CompiledResolver}}``.
+        self.resolvers: dict[str, dict[str, CompiledResolver]] = {}
+        for key, resolver in config.resolvers.items():
+            where = f"{key_path}.resolvers.{key}"
+            _field_of(schema, key, where)
+            table = None
+            if resolver.action is not None:
+                table = TableResolver(resolver.table or "", resolver.action, resolver.operation,
+                                      resolver.id_arg, tables)
+            self._add(key, CompiledResolver(resolver, where, table))
+        for key, spec in (bindings or {}).items():
+            _field_of(schema, key, spec.source + ".mock")
+            current = self._resolver(key)
+            table = TableResolver(spec.table, spec.action, spec.operation,
+                                  config.resolvers[key].id_arg if key in config.resolvers
+                                  else "id", tables)
+            if current is None:
+                current = CompiledResolver(Resolver(), key, None)
+                self._add(key, current)
+            current.table = table
+
+    def _add(self, key: str, resolver: CompiledResolver) -> None:
+        type_name, _, field_name = key.partition(".")
+        self.resolvers.setdefault(type_name, {})[field_name] = resolver
+
+    def _resolver(self, key: str) -> CompiledResolver | None:
+        type_name, _, field_name = key.partition(".")
+        return self.resolvers.get(type_name, {}).get(field_name)
+
+    # -------------------------------------------------------------- graphql-core callbacks
+
+    def resolve_field(self, parent: Any, info: Any, **args: Any) -> Any:
+        """graphql-core's field resolver: configured resolver, else the parent's value by
+        field name, else a fake value of the field's type (a subscription event's root
+        field: the event's value)."""
+        if parent.__class__ is EventRoot:
+            return parent.produce(args, info)
+        by_field = self.resolvers.get(info.parent_type.name)
+        if by_field is not None:
+            resolver = by_field.get(info.field_name)
+            if resolver is not None:
+                variant = resolver.choose(args)
+                if variant is not None and variant.answers:
+                    if variant.delay_seconds:
+                        return _delayed(variant.delay_seconds,
+                                        lambda: variant.value(args, info))
+                    return variant.value(args, info)
+                table = resolver.table
+                if table is not None:
+                    if variant is not None and variant.delay_seconds:
+                        return _delayed(variant.delay_seconds, lambda: table.value(args, info))
+                    return table.value(args, info)
+                if variant is not None and variant.delay_seconds:
+                    return _delayed(variant.delay_seconds,
+                                    lambda: self._default(parent, info))
+        return self._default(parent, info)
+
+    def _default(self, parent: Any, info: Any) -> Any:
+        if type(parent) is dict:
+            value = parent.get(info.field_name, _MISSING)
+            if value is not _MISSING:
+                return value
+        return fake_value(info.return_type, info.field_name, info.context.rng_for(info),
+                          self.schema)
+
+    def resolve_type(self, value: Any, info: Any, abstract_type: Any) -> str | None:
+        """The object type of an interface or union value: its ``__typename``, else the
+        possible type sharing most keys with it."""
+        possible = self.schema.get_possible_types(abstract_type)
+        if isinstance(value, dict):
+            name = value.get("__typename")
+            if isinstance(name, str):
+                return name
+            if value and possible:
+                keys = value.keys()
+                return max(possible, key=lambda kind: len(keys & kind.fields.keys())).name
+        if possible:
+            return info.context.rng_for(info).choice(possible).name
+        return None
+
+    # -------------------------------------------------------------- running
+
+    def execute(self, document: DocumentNode, operation_name: str | None,
+                variables: dict[str, Any] | None, run: RunContext,
+                root_value: Any = None) -> Any:
+        """Run one operation of a valid ``document``: an :class:`ExecutionResult`, or an
+        awaitable of one when a resolver waits (``delay``)."""
+        return execute(self.schema, document, root_value=root_value, context_value=run,
+                       variable_values=variables, operation_name=operation_name,
+                       field_resolver=self.resolve_field, type_resolver=self.resolve_type)
+
+
+def _field_of(schema: GraphQLSchema, key: str, where: str) -> Any:
+    """The field ``Type.field`` of ``schema``; raises :class:`ConfigError` at ``where``."""
+    type_name, _, field_name = key.partition(".")
+    kind = schema.type_map.get(type_name)
+    if not isinstance(kind, GraphQLObjectType):
+        objects = sorted(name for name, value in schema.type_map.items()
+                         if isinstance(value, GraphQLObjectType) and not name.startswith("__"))
+        raise ConfigError(where, f"the schema has no object type {type_name!r} "
+                                 f"(object types: {', '.join(objects)})")
+    field = kind.fields.get(field_name)
+    if field is None:
+        raise ConfigError(where, f"type {type_name} has no field {field_name!r} "
+                                 f"(fields: {', '.join(kind.fields)})")
+    return field
+
+
+async def run_to_result(outcome: Any) -> ExecutionResult:
+    """``outcome`` of :meth:`GraphQLExecutor.execute`, awaited when it is awaitable."""
+    if is_awaitable(outcome):
+        return await outcome
+    return outcome
+
+
+def result_document(result: ExecutionResult) -> dict[str, Any]:
+    """The response document ``{data, errors?}`` of an execution result."""
+    document: dict[str, Any] = {"data": result.data}
+    if result.errors:
+        document["errors"] = [error.formatted for error in result.errors]
+    return document
+
+
+def named_type_name(output_type: Any) -> str:
+    """The name of the named type under list and non-null wrappers."""
+    return get_named_type(output_type).name

@@ -1,0 +1,216 @@
+"""Serving GraphQL over HTTP at a ``graphql`` mock's exact path (the data-plane route action).
+
+Requests:
+
+* ``POST`` with a JSON body ``{query, variables?, operationName?}`` (any JSON media type, or
+  none); a JSON array of such objects is a batch, answered with an array;
+* ``POST`` with ``Content-Type: application/graphql``: the body is the query, ``variables``
+  and ``operationName`` come from the query string;
+* ``GET`` with ``?query=...&variables=<JSON>&operationName=...`` (queries only: a mutation
+  gets 405 with ``Allow: POST``).
+
+Answers (``application/json``): ``{"data": ..., "errors"?: [...]}``; 200 when the operation
+ran (field errors included); 400 with ``{"errors": [...]}`` when the body is not JSON, there
+is no query, the document does not parse or validate against the schema (introspection
+too when it is off), the operation cannot be chosen, the variables are not an object or do
+not fit, or the operation is a subscription (served over WebSocket at the same path); 405
+for other methods. Never a traceback: a failure inside execution is one GraphQL error.
+
+Each request is one request-log entry with ``protocol: graphql``, ``graphqlOpType``
+(``query`` | ``mutation`` | ``subscription``), ``graphqlOperationName`` and a ``graphql``
+object ``{operationType, operationName, errors}``.
+
+Source: behavior notes §10 (``graphql`` row), §1 (request log filter ``graphqlOpType``);
+the GraphQL over HTTP draft (GET for queries only, ``application/graphql``).
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from graphql import GraphQLError, OperationType
+
+from mocks.core.request import INVALID_JSON, MockRequest
+from mocks.core.responses import JSON_TYPE, Send, send_simple
+from mocks.core.templating import TemplateState, resolve_seed
+from mocks.protocols.graphql.executor import (GraphQLExecutor, RunContext, result_document,
+                                              run_to_result)
+
+logger = logging.getLogger("mockd.graphql")
+
+#: Methods the route claims (OPTIONS is left to the engine's CORS handling).
+ROUTE_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
+#: Largest batch answered (requests in one JSON array).
+MAX_BATCH = 32
+
+
+class RequestProblem(Exception):
+    """The request cannot run: ``status`` (400, 405) and GraphQL ``errors`` messages."""
+
+    def __init__(self, status: int, message: str, headers: list[tuple[bytes, bytes]] = ()):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = list(headers)
+
+
+def _error_body(message: str) -> bytes:
+    return orjson.dumps({"errors": [{"message": message}]})
+
+
+class GraphQLHttpAction:
+    """The route action of one ``graphql`` mock: ``async respond(request, path_params,
+    template_state, send) -> status`` (see the module docstring).
+
+    Attributes:
+        protocol: ``graphql`` (the engine logs the request under it).
+    """
+
+    protocol = "graphql"
+
+    __slots__ = ("executor", "mock_id")
+
+    def __init__(self, executor: GraphQLExecutor, mock_id: str):
+        self.executor = executor
+        self.mock_id = mock_id
+
+    async def respond(self, request: MockRequest, path_params: dict[str, str],
+                      template_state: TemplateState, send: Send) -> int:
+        """Answer one request; returns the status sent."""
+        method = request.method
+        head = method == "HEAD"
+        try:
+            if method not in ("GET", "HEAD", "POST"):
+                raise RequestProblem(405, f"GraphQL is served with GET and POST, not {method}.",
+                                     [(b"allow", b"GET, POST")])
+            payload = self._payload(request)
+            if isinstance(payload, list):
+                if not payload or len(payload) > MAX_BATCH:
+                    raise RequestProblem(400, f"A batch holds 1 to {MAX_BATCH} operations.")
+                answers = []
+                details = []
+                for one in payload:
+                    status, document, detail = await self._run_one(request, one, template_state,
+                                                                   method)
+                    answers.append(document)
+                    details.append(detail)
+                request.log_details = _batch_details(details)
+                body = orjson.dumps(answers)
+                status = 200
+            else:
+                status, document, detail = await self._run_one(request, payload, template_state,
+                                                               method)
+                request.log_details = detail
+                body = orjson.dumps(document)
+        except RequestProblem as problem:
+            headers = [(b"content-type", JSON_TYPE), *problem.headers]
+            await send_simple(send, problem.status, headers, _error_body(problem.message), head)
+            return problem.status
+        await send_simple(send, status, [(b"content-type", JSON_TYPE)], body, head)
+        return status
+
+    def _payload(self, request: MockRequest) -> Any:
+        """The operation request(s) of ``request``: a dict, or a list of dicts."""
+        if request.method in ("GET", "HEAD"):
+            query = request.query
+            if "query" not in query:
+                raise RequestProblem(400, "Must provide query string.")
+            return {"query": query.get("query"), "variables": _json_param(query, "variables"),
+                    "operationName": query.get("operationName") or None}
+        media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if media == "application/graphql":
+            query = request.query
+            return {"query": request.text, "variables": _json_param(query, "variables"),
+                    "operationName": query.get("operationName") or None}
+        if not request.body.strip():
+            raise RequestProblem(400, "Must provide a JSON body {\"query\": ...}.")
+        payload = request.json
+        if payload is INVALID_JSON:
+            raise RequestProblem(400, "The body is not valid JSON; send {\"query\": \"...\", "
+                                      "\"variables\": {...}} with Content-Type: "
+                                      "application/json.")
+        if isinstance(payload, list):
+            return payload
+        if not isinstance(payload, dict):
+            raise RequestProblem(400, "The body must be a JSON object {\"query\": ...}.")
+        return payload
+
+    async def _run_one(self, request: MockRequest, payload: Any, state: TemplateState,
+                       method: str) -> tuple[int, dict[str, Any], dict[str, Any]]:
+        """``(status, response document, log details)`` of one operation request."""
+        if not isinstance(payload, dict):
+            raise RequestProblem(400, "Each operation must be a JSON object {\"query\": ...}.")
+        query = payload.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise RequestProblem(400, "Must provide query string.")
+        variables = payload.get("variables")
+        if variables is not None and not isinstance(variables, dict):
+            raise RequestProblem(400, "Variables must be a JSON object.")
+        operation_name = payload.get("operationName")
+        if operation_name is not None and not isinstance(operation_name, str):
+            raise RequestProblem(400, "operationName must be a string.")
+        executor = self.executor
+        prepared = executor.documents.get(query)
+        if prepared.errors:
+            return 400, {"errors": [error.formatted for error in prepared.errors]}, \
+                _details(None, operation_name, True)
+        operation = prepared.operation(operation_name)
+        if isinstance(operation, str):
+            raise RequestProblem(400, operation)
+        kind = operation.operation
+        name = operation.name.value if operation.name else None
+        detail = _details(kind.value, name, False)
+        if kind is OperationType.SUBSCRIPTION:
+            detail["graphql"]["errors"] = 1
+            return 400, {"errors": [{"message": "Subscriptions are served over WebSocket at "
+                                                "this path (graphql-transport-ws or "
+                                                "graphql-ws)."}]}, detail
+        if kind is OperationType.MUTATION and method != "POST":
+            raise RequestProblem(405, "Mutations are sent with POST.",
+                                 [(b"allow", b"POST")])
+        run = RunContext(request, resolve_seed(request, None), state)
+        try:
+            result = await run_to_result(executor.execute(prepared.document, name, variables,
+                                                          run))
+        except GraphQLError as error:
+            detail["graphql"]["errors"] = 1
+            return 400, {"errors": [error.formatted]}, detail
+        except Exception:  # noqa: BLE001 - one failed answer, never a traceback to the client
+            logger.exception("graphql mock %s failed to execute an operation", self.mock_id)
+            detail["graphql"]["errors"] = 1
+            return 500, {"errors": [{"message": "The mock failed to execute the operation; "
+                                                "see the server log."}]}, detail
+        document = result_document(result)
+        if result.errors:
+            detail["graphql"]["errors"] = len(result.errors)
+        # No data at all: the request itself was wrong (variables that do not fit).
+        return (400 if result.data is None else 200), document, detail
+
+
+def _json_param(query: dict[str, str], name: str) -> Any:
+    raw = query.get(name)
+    if not raw:
+        return None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise RequestProblem(400, f"{name} must be JSON.") from None
+
+
+def _details(kind: str | None, name: str | None, failed: bool) -> dict[str, Any]:
+    """Request-log fields of one operation."""
+    detail: dict[str, Any] = {"graphqlOpType": kind} if kind else {}
+    if name:
+        detail["graphqlOperationName"] = name
+    detail["graphql"] = {"operationType": kind, "operationName": name,
+                         "errors": 1 if failed else 0}
+    return detail
+
+
+def _batch_details(details: list[dict[str, Any]]) -> dict[str, Any]:
+    kinds = [detail.get("graphqlOpType") for detail in details]
+    first = next((kind for kind in kinds if kind), None)
+    merged: dict[str, Any] = {"graphqlOpType": first} if first else {}
+    merged["graphql"] = {"batch": [detail["graphql"] for detail in details]}
+    return merged
