@@ -199,3 +199,33 @@ def test_document_cache_parses_a_text_once_and_is_bounded():
     assert cache.get("{ __schema { types { name } } }").errors
     assert not DocumentCache(schema, introspection=True).get("{ __schema { types { name } } }"
                                                              ).errors
+
+
+async def test_only_answers_that_depend_on_the_query_alone_are_remembered():
+    import orjson
+
+    from mocks.core.request import MockRequest
+    from mocks.core.templating import TemplateState
+
+    block = _mock(resolvers={"Query.hi": {"response": "hi {{args.x}}"},
+                             "Query.user": {"response": {"id": "{{request.header.x-id}}"}}})
+    block["graphql"]["schema"] = SDL.replace("hi: String", "hi(x: String): String")
+    action = _compile(block).routes["/graphql"].action
+    sent: list[dict] = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def ask(query: str, header: str = "1") -> Any:
+        request = MockRequest("POST", "/graphql", header_pairs=[("x-id", header)],
+                              body=orjson.dumps({"query": query}))
+        await action.respond(request, {}, TemplateState(), send)
+        return orjson.loads(sent[-1]["body"])
+
+    assert await ask('{ hi(x: "a") }') == {"data": {"hi": "hi a"}}
+    assert len(action.executor.memo) == 1  # arguments only: remembered
+    assert await ask('{ user(id: "1") { id } }', "7") == {"data": {"user": {"id": "7"}}}
+    assert await ask('{ user(id: "1") { id } }', "8") == {"data": {"user": {"id": "8"}}}
+    first = await ask('{ user(id: "1") { name } }')
+    assert len(action.executor.memo) == 1  # request headers and fake data: run every time
+    assert first["data"]["user"]["name"]

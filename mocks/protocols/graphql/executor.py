@@ -6,7 +6,12 @@
   (``match: {args}``), a templated ``response`` (``{{args.<name>}}``, ``{{request.*}}``,
   ``{{faker.*}}``...), ``delay``, ``error``, or a table action.
 * :class:`GraphQLExecutor`: the schema and the resolvers; :meth:`GraphQLExecutor.execute`
-  runs one operation. A field with no resolver reads its parent's value by field name when
+  runs one operation. Answers that provably depend on nothing but the query text, the
+  operation name and the variables (static responses, templates reading only ``args.*``,
+  values read from those, static errors) are kept in a bounded result memo
+  (:meth:`GraphQLExecutor.remembered`), so a repeated query of that kind skips execution;
+  anything that reads the request, time, random or fake data, a sequence, a table, or waits
+  (``delay``) runs every time. A field with no resolver reads its parent's value by field name when
   the parent is an object (a resolver's ``response``, a table item), else answers a fake
   value of its type (:mod:`mocks.protocols.graphql.fake`), seeded per field path when the
   request carries a seed (``?_mock_seed=N``, ``X-Mockd-Seed``).
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -44,6 +50,10 @@ DOCUMENT_CACHE_SIZE = 512
 MAX_QUERY_LENGTH = 256 * 1024
 #: Deepest nesting of selections a query may have (a bound on fake-data generation).
 MAX_DEPTH = 32
+#: Answers kept per mock by (query text, operation name, variables) when they are pure.
+RESULT_MEMO_SIZE = 1024
+#: A template expression that reads only the field's arguments (``{{args.id}}``).
+_ARGS_ONLY = re.compile(r"\{\{\s*args\.[A-Za-z0-9_.\[\]]+\s*\}\}")
 
 _MISSING: Any = object()
 _UNSEEDED = random.Random()
@@ -154,18 +164,22 @@ class RunContext:
         request: the HTTP request (or the WebSocket upgrade request).
         seed: the request's seed, or None.
         state: the engine's template state.
+        pure: stays True while every value came from the query text, the operation name
+            and the variables alone (the answer may then be remembered).
     """
 
-    __slots__ = ("request", "seed", "state")
+    __slots__ = ("request", "seed", "state", "pure")
 
     def __init__(self, request: MockRequest, seed: int | None, state: TemplateState):
         self.request = request
         self.seed = seed
         self.state = state
+        self.pure = True
 
     def rng_for(self, info: Any) -> random.Random:
         """The random stream of one field: the process-wide one, or with a seed, one
         seeded by the seed and the field's response path (same seed, same values)."""
+        self.pure = False  # random or fake data
         if self.seed is None:
             return _UNSEEDED
         return random.Random(f"{self.seed}:{_path_text(info.path)}")
@@ -210,9 +224,11 @@ class CompiledVariant:
         static: the response value when it has no template (served as is).
         delay_seconds: the wait before answering.
         error: ``(message template, path, extensions)`` or None.
+        pure: its answer depends on the field's arguments alone (no request, time, random,
+            fake data or sequence in its templates; no delay).
     """
 
-    __slots__ = ("match_args", "response", "static", "delay_seconds", "error")
+    __slots__ = ("match_args", "response", "static", "delay_seconds", "error", "pure")
 
     def __init__(self, variant: ResolverVariant, key: str):
         self.match_args = dict(variant.match.args) if variant.match is not None else {}
@@ -233,6 +249,9 @@ class CompiledVariant:
             except TemplateError as error:
                 raise ConfigError(f"{key}.error.message", str(error)) from None
             self.error = (message, variant.error.path, variant.error.extensions)
+        self.pure = not self.delay_seconds and _reads_only_args(
+            variant.response if self.response is not None else None) and (
+            variant.error is None or _reads_only_args(variant.error.message))
 
     @property
     def answers(self) -> bool:
@@ -249,6 +268,8 @@ class CompiledVariant:
 
     def value(self, args: dict[str, Any], info: Any) -> Any:
         """The field's value; raises :class:`GraphQLError` for a configured ``error``."""
+        if not self.pure:
+            info.context.pure = False
         if self.error is not None:
             message, path, extensions = self.error
             run: RunContext = info.context
@@ -290,6 +311,7 @@ class TableResolver:
     def value(self, args: dict[str, Any], info: Any) -> Any:
         from tables.store import OperationRequest
 
+        info.context.pure = False  # the table changes under the same query
         action = self.action
         item_id = None
         if action in ("get", "update", "patch", "delete"):
@@ -364,6 +386,18 @@ class CompiledResolver:
         return self.own
 
 
+def _reads_only_args(value: Any) -> bool:
+    """Whether every template expression in the strings of ``value`` is ``args.<path>``."""
+    if isinstance(value, str):
+        return "{{" not in _ARGS_ONLY.sub("", value)
+    if isinstance(value, dict):
+        return all(_reads_only_args(key) and _reads_only_args(item)
+                   for key, item in value.items())
+    if isinstance(value, list):
+        return all(_reads_only_args(item) for item in value)
+    return True
+
+
 def _delayed(seconds: float, produce: Callable[[], Any]) -> Any:
     async def later() -> Any:
         await asyncio.sleep(seconds)
@@ -394,6 +428,9 @@ class GraphQLExecutor:
         self.schema = schema
         self.introspection = config.introspection
         self.documents = DocumentCache(schema, config.introspection)
+        #: ``(query text, operation name, variables JSON) -> (status, response document)``.
+        self.memo: OrderedDict[tuple[str, str | None, bytes], tuple[int, dict[str, Any]]] = \
+            OrderedDict()
         if tables is None and (bindings or config.binds_tables):
             from tables.store import TableStore
 
@@ -451,6 +488,7 @@ class GraphQLExecutor:
                         return _delayed(variant.delay_seconds, lambda: table.value(args, info))
                     return table.value(args, info)
                 if variant is not None and variant.delay_seconds:
+                    info.context.pure = False
                     return _delayed(variant.delay_seconds,
                                     lambda: self._default(parent, info))
         return self._default(parent, info)
@@ -479,6 +517,21 @@ class GraphQLExecutor:
         return None
 
     # -------------------------------------------------------------- running
+
+    def remembered(self, key: tuple[str, str | None, bytes]) -> tuple[int, dict[str, Any]] | None:
+        """The remembered ``(status, response document)`` of a pure answer, or None."""
+        found = self.memo.get(key)
+        if found is not None:
+            self.memo.move_to_end(key)
+        return found
+
+    def remember(self, key: tuple[str, str | None, bytes], answer: tuple[int, dict[str, Any]]
+                 ) -> None:
+        """Keep a pure answer (the least recently used one goes past
+        :data:`RESULT_MEMO_SIZE`)."""
+        self.memo[key] = answer
+        if len(self.memo) > RESULT_MEMO_SIZE:
+            self.memo.popitem(last=False)
 
     def execute(self, document: DocumentNode, operation_name: str | None,
                 variables: dict[str, Any] | None, run: RunContext,
