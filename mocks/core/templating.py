@@ -1189,7 +1189,7 @@ def _faker_words(call: _Call) -> Evaluator:
 
 
 def _xpath_evaluator(expression: str, position: int) -> Evaluator:
-    """The evaluator of an XPath over the request's XML body (namespace-free; see
+    """The evaluator of an XPath over the request's XML body (element names match by local name; see
     :mod:`mocks.core.xmldoc`); raises :class:`TemplateError` when it does not compile."""
     from mocks.core import xmldoc
 

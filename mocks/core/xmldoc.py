@@ -1,4 +1,4 @@
-"""Untrusted XML, read safely: parsing, namespace-free views, XPath, element -> map.
+"""Untrusted XML, read safely: parsing, namespace-agnostic XPath, element -> map.
 
 Every XML document that comes from a request (a SOAP envelope, a body read by the ``xpath``
 template function) or from a config file (a WSDL) goes through :func:`parse_xml`:
@@ -10,10 +10,10 @@ template function) or from a config file (a WSDL) goes through :func:`parse_xml`
   be expressed (SOAP 1.1 §3 and SOAP 1.2 part 1 §5 forbid DTDs in a message anyway);
 * bodies over a byte limit are refused before parsing.
 
-XPath (:func:`compile_xpath`) is evaluated on a *namespace-free* copy of the document
-(:func:`strip_namespaces`): users write ``/Envelope/Body/GetUser/id`` or ``//GetUser/id``;
-prefixes written in the expression (``/soap:Envelope/soap:Body``) are ignored, so both forms
-work without declaring namespaces.
+XPath (:func:`compile_xpath`) ignores namespaces: every element name test is rewritten to
+match by local name (:func:`local_xpath`), so users write ``/Envelope/Body/GetUser/id`` or
+``//GetUser/id``, and prefixes written in the expression (``/soap:Envelope/soap:Body``) are
+ignored; no namespace needs declaring.
 
 Imports nothing else of the project; lxml is imported on first use (an engine without XML
 never loads it). Errors: :class:`XmlRefused` (parsing), :class:`ValueError` (a bad XPath, at
@@ -93,8 +93,9 @@ def parse_xml(data: bytes | str, limit: int = MAX_XML_BYTES) -> Any:
         raise XmlRefused("malformed", f"not well-formed XML: {error}") from None
     if root is None:
         raise XmlRefused("malformed", "not well-formed XML: empty document")
-    if root.getroottree().docinfo.doctype:
-        # A DOCTYPE the byte scan missed (another encoding): still refused.
+    if raw[:1] != b"<" and raw.lstrip()[:1] != b"<" and root.getroottree().docinfo.doctype:
+        # A DOCTYPE the byte scan missed (UTF-16 and other encodings whose bytes do not
+        # start with "<"): still refused.
         raise XmlRefused("dtd", "DTDs and entity declarations are not allowed (XML bombs and "
                                 "external entities are refused)")
     return root
@@ -110,25 +111,6 @@ def namespace_of(tag: Any) -> str:
     return tag[1:].split("}", 1)[0] if isinstance(tag, str) and tag.startswith("{") else ""
 
 
-def strip_namespaces(root: Any) -> Any:
-    """``root`` changed in place so that every element and attribute has its local name only
-    (namespace declarations removed); returns ``root``. XPath then needs no prefixes."""
-    from lxml import etree
-
-    for element in root.iter():
-        tag = element.tag
-        if not isinstance(tag, str):
-            continue
-        if tag[:1] == "{":
-            element.tag = tag.rsplit("}", 1)[1]
-        if element.attrib:
-            for name in [name for name in element.attrib if name[:1] == "{"]:
-                value = element.attrib.pop(name)
-                element.attrib.setdefault(name.rsplit("}", 1)[1], value)
-    etree.cleanup_namespaces(root)
-    return root
-
-
 def element_text(element: Any) -> str:
     """All text inside ``element`` (children included), stripped of surrounding space."""
     return "".join(element.itertext()).strip()
@@ -139,13 +121,16 @@ def element_to_map(element: Any) -> Any:
     with children is ``{child: value}``, a repeated child a list of values; attributes are
     left out. ``<GetUser><id>42</id><tag>a</tag><tag>b</tag></GetUser>`` ->
     ``{"id": "42", "tag": ["a", "b"]}``."""
-    children = [child for child in element if isinstance(child.tag, str)]
-    if not children:
-        return (element.text or "").strip()
-    out: dict[str, Any] = {}
-    for child in children:
-        name = local_name(child.tag)
-        value = element_to_map(child)
+    out: dict[str, Any] | None = None
+    for child in element:
+        tag = child.tag
+        if tag.__class__ is not str:
+            continue  # a comment or processing instruction
+        name = tag[tag.find("}") + 1:]
+        value = element_to_map(child) if len(child) else (child.text or "").strip()
+        if out is None:
+            out = {name: value}
+            continue
         existing = out.get(name, _ABSENT)
         if existing is _ABSENT:
             out[name] = value
@@ -153,28 +138,70 @@ def element_to_map(element: Any) -> Any:
             existing.append(value)
         else:
             out[name] = [existing, value]
+    if out is None:
+        return (element.text or "").strip()
     return out
 
 
 _ABSENT: Any = object()
 
 
-# Name tests written with a prefix (``soap:Body``); ``::`` (axes) is left alone.
-_PREFIX = re.compile(r"(?<![\w.:-])([A-Za-z_][\w.-]*):(?=[A-Za-z_*])")
-_QUOTED = re.compile(r"('[^']*'|\"[^\"]*\")")
+_XPATH_TOKEN = re.compile(
+    r"""(?P<string>'[^']*'|"[^"]*")"""
+    r"|(?P<number>\d+(?:\.\d*)?|\.\d+)"
+    r"|(?P<axis>[A-Za-z_][\w.-]*\s*::)"
+    r"|(?P<name>(?:[A-Za-z_][\w.-]*:)?(?:[A-Za-z_][\w.-]*|\*))(?P<call>\s*\()?"
+    r"|(?P<space>\s+)"
+    r"|(?P<other>.)", re.S)
+_OPERATORS = frozenset(("and", "or", "div", "mod"))
+#: Tokens after which a name is an operator (``a and b``), not a name test.
+_OPERAND_ENDS = frozenset(("string", "number", "name", "]", ")", ".", "*"))
 
 
-def unprefixed_xpath(expression: str) -> str:
-    """``expression`` with namespace prefixes removed from name tests, quoted strings kept:
-    ``/soap:Envelope/soap:Body/t:Get[@a='x:y']`` -> ``/Envelope/Body/Get[@a='x:y']``."""
-    parts = _QUOTED.split(expression)
-    return "".join(part if index % 2 else _PREFIX.sub("", part)
-                   for index, part in enumerate(parts))
+def local_xpath(expression: str) -> str:
+    """``expression`` with every element name test made namespace-agnostic:
+    ``/soap:Envelope/Body/GetUser[id='1']`` ->
+    ``/*[local-name()='Envelope']/*[local-name()='Body']/*[local-name()='GetUser'][*[local-name()='id']='1']``.
+    Attribute names lose their prefix, functions, axes, operators and quoted strings are kept."""
+    out: list[str] = []
+    previous = ""  # kind of the last significant token
+    for found in _XPATH_TOKEN.finditer(expression):
+        kind = found.lastgroup if found.lastgroup != "call" else "name"
+        text = found.group()
+        if found.group("space") is not None:
+            out.append(text)
+            continue
+        if found.group("name") is not None:
+            name = found.group("name")
+            local = name.rsplit(":", 1)[-1]
+            if found.group("call") is not None:
+                out.append(text)  # a function or node test: text(), local-name(), ...
+                previous = "("
+                continue
+            if name in _OPERATORS and previous in _OPERAND_ENDS:
+                out.append(text)
+                previous = "operator"
+                continue
+            if previous in ("@", "attribute::") or local == "*":
+                out.append(local)
+            else:
+                out.append(f"*[local-name()='{local}']")
+            previous = "name"
+            continue
+        if kind == "axis":
+            axis = text.replace(" ", "")
+            out.append(axis)
+            previous = "attribute::" if axis == "attribute::" else "axis"
+            continue
+        out.append(text)
+        previous = kind if kind in ("string", "number") else text
+    return "".join(out)
 
 
 def compile_xpath(expression: str) -> Callable[[Any], str]:
-    """A function ``evaluate(root) -> text`` for ``expression``, evaluated on a
-    namespace-free document (see :func:`strip_namespaces`).
+    """A function ``evaluate(root) -> text`` for ``expression``, namespaces ignored: every
+    element name test matches by local name (see :func:`local_xpath`), so the document is
+    used as parsed.
 
     The result as text: the first node's text (its whole text content for an element), the
     first string of a string list (attribute values, ``text()``), ``true``/``false`` for a
@@ -188,7 +215,7 @@ def compile_xpath(expression: str) -> Callable[[Any], str]:
     if not text:
         raise ValueError("empty XPath")
     try:
-        compiled = etree.XPath(unprefixed_xpath(text), smart_strings=False)
+        compiled = etree.XPath(local_xpath(text), smart_strings=False)
     except etree.XPathSyntaxError as error:
         raise ValueError(f"invalid XPath {expression!r}: {error}") from None
 
@@ -218,14 +245,16 @@ def xpath_text(result: Any) -> str:
     if isinstance(result, str):
         return result
     if hasattr(result, "itertext"):
+        if len(result) == 0:  # a leaf: its text, without walking
+            return (result.text or "").strip()
         return element_text(result)
     return str(result)
 
 
 def request_document(request: Any) -> Any:
-    """The namespace-free XML document of ``request``'s body (parsed once, then cached on the
-    request as ``xml_document``), or None when the body is not XML or is refused. A SOAP
-    route stores the envelope it already parsed there, so templates never parse twice."""
+    """The XML document of ``request``'s body (parsed once, then cached on the request as
+    ``xml_document``), or None when the body is not XML or is refused. A SOAP route stores
+    the envelope it already parsed there, so templates never parse twice."""
     state = request.__dict__
     if "xml_document" in state:
         return state["xml_document"]
@@ -233,7 +262,7 @@ def request_document(request: Any) -> Any:
     body = request.body
     if body and body.lstrip()[:1] == b"<":
         try:
-            document = strip_namespaces(parse_xml(body))
+            document = parse_xml(body)
         except XmlRefused:
             document = None
     state["xml_document"] = document

@@ -11,8 +11,7 @@ import pytest
 
 from mocks.core.errors import ConfigError
 from mocks.core.templating import RenderContext, TemplateError, TemplateState, compile_template
-from mocks.core.xmldoc import XmlRefused, compile_xpath, element_to_map, parse_xml, \
-    strip_namespaces, unprefixed_xpath
+from mocks.core.xmldoc import XmlRefused, compile_xpath, element_to_map, local_xpath, parse_xml
 from mocks.engine.app import DataPlaneApp
 from mocks.engine.snapshot import compile_snapshot
 from mocks.loader import validate_config
@@ -102,14 +101,15 @@ def test_parse_xml_refuses_bombs_entities_and_oversize():
 
 
 def test_xpath_ignores_namespaces_and_prefixes():
-    root = strip_namespaces(parse_xml(
+    root = (parse_xml(
         f'<s:Envelope xmlns:s="{SOAP11}"><s:Body><u:GetUser xmlns:u="urn:u" kind="a">'
         f"<u:id>42</u:id><u:tag>a</u:tag><u:tag>b</u:tag></u:GetUser></s:Body></s:Envelope>"))
     assert compile_xpath("/soap:Envelope/soap:Body/u:GetUser/u:id")(root) == "42"
     assert compile_xpath("//GetUser/@kind")(root) == "a"
     assert compile_xpath("count(//tag)")(root) == "2"
     assert compile_xpath("//missing")(root) == ""
-    assert unprefixed_xpath("//a:b[@c='x:y']/child::d") == "//b[@c='x:y']/child::d"
+    assert local_xpath("//a:b[@c='x:y' and d]/text()") == (
+        "//*[local-name()='b'][@c='x:y' and *[local-name()='d']]/text()")
     assert element_to_map(root[0][0]) == {"id": "42", "tag": ["a", "b"]}
     with pytest.raises(ValueError, match="invalid XPath"):
         compile_xpath("//[")

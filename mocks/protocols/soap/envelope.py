@@ -17,6 +17,7 @@ notes §10 (``fault: {code, string, detail?}``). Django-free.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from xml.sax.saxutils import escape as _escape
 
@@ -44,9 +45,15 @@ _SOAP11_CODES = {"client": "Client", "sender": "Client", "server": "Server",
                  "mustunderstand": "MustUnderstand"}
 
 
+_SPECIAL = re.compile(r"[&<>\"']")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"}
+
+
 def xml_escape(text: str) -> str:
     """``text`` safe inside XML text and attribute values (``& < > " '``)."""
-    return _escape(text, {'"': "&quot;", "'": "&apos;"})
+    if _SPECIAL.search(text) is None:
+        return text  # the common case: nothing to replace
+    return _SPECIAL.sub(lambda found: _ENTITIES[found.group()], text)
 
 
 def text_escape(text: str) -> str:
@@ -54,23 +61,23 @@ def text_escape(text: str) -> str:
     return _escape(text)
 
 
-def request_version(request: MockRequest) -> str:
-    """``1.2`` when the content type is ``application/soap+xml``, else ``1.1`` (a guess used
-    before the envelope is read)."""
-    content_type = request.headers.get("content-type", "")
-    return "1.2" if "application/soap+xml" in content_type.lower() else "1.1"
+def request_action_and_version(request: MockRequest) -> tuple[str, str]:
+    """``(action, version guess)`` of a request, from one pass over its headers.
 
-
-def request_action(request: MockRequest) -> str:
-    """The action the client names: the ``action`` parameter of the content type (SOAP 1.2),
-    else the ``SOAPAction`` header; quotes and spaces removed; ``""`` when none."""
-    content_type = request.headers.get("content-type", "")
-    for parameter in content_type.split(";")[1:]:
-        name, _, value = parameter.strip().partition("=")
-        if name.strip().lower() == "action" and value.strip().strip('"'):
-            return value.strip().strip('"').strip()
-    header = request.headers.get("soapaction")
-    return header.strip().strip('"').strip() if header else ""
+    The action the client names: the ``action`` parameter of the content type (SOAP 1.2),
+    else the ``SOAPAction`` header; quotes and spaces removed; ``""`` when none. The version
+    guess (used before the envelope is read): ``1.2`` when the content type is
+    ``application/soap+xml``, else ``1.1``.
+    """
+    content_type = request.header("content-type", b"content-type") or ""
+    version = "1.2" if "application/soap+xml" in content_type.lower() else "1.1"
+    if ";" in content_type:
+        for parameter in content_type.split(";")[1:]:
+            name, _, value = parameter.strip().partition("=")
+            if name.strip().lower() == "action" and value.strip().strip('"'):
+                return value.strip().strip('"').strip(), version
+    header = request.header("soapaction", b"soapaction")
+    return (header.strip().strip('"').strip() if header else ""), version
 
 
 def envelope(version: str, body: bytes) -> bytes:

@@ -43,12 +43,12 @@ from mocks.core.responses import body_file_path, send_simple
 from mocks.core.templating import (RenderContext, Template, TemplateError, TemplateState,
                                    compile_template, resolve_seed)
 from mocks.core.xmldoc import (XmlRefused, compile_xpath, element_to_map, local_name,
-                               namespace_of, parse_xml, strip_namespaces)
+                               namespace_of, parse_xml)
 from mocks.protocols import CompileContext, CompiledMock, ProtocolRoute
 from mocks.protocols.soap.config import SoapAnswer, SoapMock, SoapOperation, XPathMatch
 from mocks.protocols.soap.envelope import (CONTENT_TYPES, VERSIONS, Fault, client_fault,
-                                           envelope, fault_body, request_action,
-                                           request_version, xml_escape)
+                                           envelope, fault_body, request_action_and_version,
+                                           xml_escape)
 from mocks.protocols.soap.stateful import ResponseShape, operation_request, table_fault
 from mocks.protocols.soap.wsdl import (ADDRESS_PLACEHOLDER, WsdlDocument, WsdlError,
                                        read_wsdl, with_address_placeholder)
@@ -85,11 +85,18 @@ class CompiledAnswer:
     template, a fault, or nothing (the stateful result)."""
 
     __slots__ = ("conditions", "delay", "response", "fault_code", "fault_string",
-                 "fault_detail")
+                 "fault_detail", "reads")
 
     def __init__(self, answer: SoapAnswer, match: XPathMatch | None, key: str,
                  stateful: bool):
         self.conditions = _compile_match(match, f"{key}.match")
+        #: What the answer's templates read of the envelope ("xpath", "body"): the request
+        #: only pays for the views some template uses.
+        texts = " ".join(text for text in (answer.response, answer.fault and answer.fault.string,
+                                            answer.fault and answer.fault.detail) if text).lower()
+        self.reads = frozenset(name for name, marker in (("xpath", "xpath"),
+                                                          ("body", "request.body"))
+                               if marker in texts)
         self.delay = answer.delay / 1000.0
         self.response: Template | None = None
         if answer.response is not None and not stateful:
@@ -128,6 +135,10 @@ class CompiledOperation:
     stateful_resource: str = ""
     custom_operation: str | None = None
     shape: ResponseShape | None = None
+    #: Whether answering needs the parsed document (XPath conditions or templates).
+    needs_document: bool = True
+    #: Whether answering needs the SOAP body as a map (``request.body``, tables).
+    needs_map: bool = True
 
     def answer_for(self, document: Any) -> CompiledAnswer | None:
         """The first answer whose conditions hold, or None."""
@@ -196,11 +207,18 @@ def compile_operations(config: SoapMock, key_path: str,
             shape_xml = operation.response if operation.response is not None and \
                 "{{" not in operation.response else (info.response if info else None)
             shape = ResponseShape(name, shape_xml, namespace)
+        if own.response is not None and "xpath" in own.response.source.lower():
+            own.reads = own.reads | {"xpath"}  # a WSDL sample answer given as the template
+        if own.response is not None and "request.body" in own.response.source.lower():
+            own.reads = own.reads | {"body"}
         compiled[name] = CompiledOperation(
             name, soap_action or "", tuple(answers),
             operation.stateful_action, operation.stateful_resource or "",
             operation.operation or (name if operation.stateful_action == "custom" else None),
-            shape)
+            shape,
+            needs_document=any(answer.conditions or "xpath" in answer.reads
+                               for answer in answers),
+            needs_map=stateful or any("body" in answer.reads for answer in answers))
     return compiled
 
 
@@ -265,10 +283,9 @@ class SoapEndpoint:
                               f"SOAP endpoint: POST an envelope, or GET {self.path}?wsdl"
                               .encode(), head=head)
             return 405
-        details: dict[str, Any] = {"soapAction": request_action(request)}
+        action, version = request_action_and_version(request)
+        details: dict[str, Any] = {"soapAction": action, "soapVersion": version}
         request.__dict__["log_details"] = details
-        version = request_version(request)
-        details["soapVersion"] = version
         try:
             outcome = self._serve(request, details)
         except _FaultAnswer as answer:
@@ -324,13 +341,14 @@ class SoapEndpoint:
         first = local_name(elements[0].tag) if elements else ""
         operation = self._choose(details["soapAction"], first)
         details["soapOperation"] = operation.name
-        strip_namespaces(root)
-        # Templates read the envelope: xpath over the namespace-free document, request.body
-        # as the SOAP body's content by element name.
-        request.__dict__["xml_document"] = root
-        request.__dict__["json"] = {local_name(element.tag): element_to_map(element)
-                                    for element in elements}
-        answer = operation.answer_for(root)
+        # Templates read the envelope: xpath over the parsed document (names match by local name), request.body
+        # as the SOAP body's content by element name (each built only when something reads it).
+        if operation.needs_map:
+            request.__dict__["json"] = {local_name(element.tag): element_to_map(element)
+                                        for element in elements}
+        if operation.needs_document:
+            request.__dict__["xml_document"] = root
+        answer = operation.answer_for(root)  # XPath matches by local name: no stripping
         if answer is None:
             raise _FaultAnswer(client_fault(
                 f"No answer of operation {operation.name!r} matches this request (its match "
