@@ -16,7 +16,7 @@ permessage-deflate settings (the client offers it, both servers accept it the sa
 
 Reports per server: messages/s (echoes received per second of the counted window, all
 clients), round trip p50 / p99 in ms (send call to echo received, per message), server and
-client CPU in % of one core over the window; and the ratio mockd / bare of messages/s (per
+client CPU in % of one core over the window, server CPU µs per echoed message; and the ratio mockd / bare of messages/s (per
 round and the median over rounds). ``--pin`` puts the servers on core 0 and the client
 process(es) on core 1 (``taskset``): on a 2-core machine the client would otherwise compete
 with the server it measures.
@@ -222,6 +222,8 @@ def load(server: Server, options: argparse.Namespace, workdir: Path) -> dict:
             errors[kind] = errors.get(kind, 0) + count
         client_cpu += result["cpu_seconds"]
     return {"messages_per_s": len(rtts) / options.duration,
+            "server_cpu_us_per_message": 1e6 * server_cpu / max(len(rtts), 1)
+            * options.duration / server_wall,
             "p50_ms": percentile(rtts, 0.50) / 1000, "p99_ms": percentile(rtts, 0.99) / 1000,
             "errors": errors,
             "server_cpu_pct": 100 * server_cpu / server_wall,
@@ -318,6 +320,8 @@ def main() -> int:
             "p50Ms": round(median(r["p50_ms"] for r in rounds), 3),
             "p99Ms": round(median(r["p99_ms"] for r in rounds), 3),
             "serverCpuPercent": round(median(r["server_cpu_pct"] for r in rounds)),
+            "serverCpuMicrosecondsPerMessage": round(
+                median(r["server_cpu_us_per_message"] for r in rounds), 1),
             "clientCpuPercent": round(median(r["client_cpu_pct"] for r in rounds)),
             "errors": [r["errors"] for r in rounds if r["errors"]]}
     if len(servers) == 2:
