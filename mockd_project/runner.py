@@ -526,7 +526,12 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
                                 server_header=False, timeout_graceful_shutdown=1,
                                 # a local mock server has no trusted proxy in front of it
                                 proxy_headers=False,
-                                ws="none" if name != "data" else "auto")
+                                ws="none" if name != "data" else "auto",
+                                # Compression of WebSocket messages costs ~34 KiB of zlib
+                                # state per connection and CPU per message; a mock server on
+                                # localhost gains nothing from it (clients fall back to
+                                # uncompressed frames, as the protocol allows).
+                                ws_per_message_deflate=False)
         servers.append((uvicorn.Server(config), sock))
 
     async def main() -> None:
