@@ -14,7 +14,7 @@ a request header (``{{request.header.x-user}}``): it runs graphql-core's executi
 request (documents still cached). Prints the median requests/s of each case and the median
 of per-pair ratios against static.
 
-Usage: python bench/graphql.py [--rounds 10] [--seconds 2] [--connections 50]
+Usage: python bench/graphql_query.py [--rounds 10] [--seconds 2] [--connections 50]
 Needs wrk (Debian package) and taskset. Writes bench/out/graphql.json.
 """
 from __future__ import annotations
