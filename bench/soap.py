@@ -9,6 +9,11 @@ SOAP case POSTs a SOAP 1.1 envelope with a ``SOAPAction``; its answer renders tw
 inside the envelope. Prints the median requests/s of each case and the median of per-pair
 ratios.
 
+A third case, a static HTTP mock answering ``POST /api/static-post`` to the very same request
+(envelope body, headers), is the peer with the same transport cost: the SOAP / static-POST
+ratio isolates what SOAP itself costs (parse, operation choice, templates, envelope) from what
+any POST with a body costs the server (reading the body).
+
 Usage: python bench/soap.py [--rounds 10] [--seconds 2] [--connections 50]
 Needs wrk (Debian package) and taskset. Writes bench/out/soap.json.
 """
@@ -61,15 +66,21 @@ def main() -> int:
     arguments = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="mockd-soap-bench-"))
     config_path = workdir / "soap.yaml"
+    static_post = {"id": "static-post", "http": {
+        "matcher": {"method": "POST", "path": "/api/static-post"},
+        "response": {"statusCode": 200, "headers": {"Content-Type": "text/xml"},
+                     "body": "<ok/>"}}}
     config_path.write_text(yaml.safe_dump({"version": "1.0",
-                                           "mocks": [hello_mock(), SOAP_MOCK]}, sort_keys=False))
+                                           "mocks": [hello_mock(), static_post, SOAP_MOCK]},
+                                          sort_keys=False))
     script = workdir / "soap.lua"
     script.write_text(f'wrk.method = "POST"\nwrk.body = {json.dumps(ENVELOPE)}\n'
                       'wrk.headers["Content-Type"] = "text/xml; charset=utf-8"\n'
                       'wrk.headers["SOAPAction"] = "\\"urn:example:users/GetUser\\""\n')
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    cases = {"static": (f"{base}/api/hello", None), "soap": (f"{base}/soap/users", script)}
+    cases = {"static": (f"{base}/api/hello", None), "soap": (f"{base}/soap/users", script),
+             "post": (f"{base}/api/static-post", script)}
     server = subprocess.Popen(["taskset", "-c", "0", MOCKD, "engine", "-c", str(config_path),
                                "--port", str(port)], stdout=subprocess.DEVNULL,
                               stderr=open(workdir / "engine.log", "wb"))
@@ -77,10 +88,11 @@ def main() -> int:
         wait_ready(f"{base}/health", server)
         for url, lua in cases.values():  # warm-up
             requests_per_second(url, 2, arguments.connections, lua)
-        rates: dict[str, list[float]] = {"static": [], "soap": []}
+        rates: dict[str, list[float]] = {"static": [], "soap": [], "post": []}
         ratios: list[float] = []
+        post_ratios: list[float] = []
         failures = 0
-        for order in (("static", "soap"), ("soap", "static")):
+        for order in (("static", "soap", "post"), ("post", "soap", "static")):
             for _ in range(arguments.rounds):
                 pair = {}
                 for name in order:
@@ -90,18 +102,25 @@ def main() -> int:
                     rates[name].append(rate)
                     failures += bad
                 ratios.append(pair["soap"] / pair["static"])
+                post_ratios.append(pair["soap"] / pair["post"])
     finally:
         server.terminate()
         server.wait(timeout=10)
     median = statistics.median
     results = {"static_median_rps": round(median(rates["static"])),
                "soap_median_rps": round(median(rates["soap"])),
-               "median_ratio": round(median(ratios), 3), "pairs": len(ratios),
+               "post_median_rps": round(median(rates["post"])),
+               "median_ratio": round(median(ratios), 3),
+               "median_ratio_to_static_post": round(median(post_ratios), 3),
+               "pairs": len(ratios),
                "non2xx": failures, "ratios": [round(ratio, 3) for ratio in ratios]}
     print(f"static HTTP mock      {results['static_median_rps']:>7} req/s (median)")
     print(f"SOAP templated answer {results['soap_median_rps']:>7} req/s (median)")
+    print(f"static POST, same body {results['post_median_rps']:>6} req/s (median)")
     print(f"soap/static ratio     {results['median_ratio']:.3f} (median of {len(ratios)} pairs; "
           f"target >= 0.5); non-2xx answers: {failures}")
+    print(f"soap/static-POST      {results['median_ratio_to_static_post']:.3f} (same request "
+          f"body and headers; the protocol's own cost)")
     out = HERE / "out"
     out.mkdir(exist_ok=True)
     (out / "soap.json").write_text(json.dumps(results, indent=2))

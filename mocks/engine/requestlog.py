@@ -335,7 +335,7 @@ class TrafficCounters:
 
 
 #: Cached views of a :class:`MockRequest` that can be rebuilt from its raw fields.
-_DERIVED_VIEWS = ("json", "text", "query", "query_all", "headers")
+_DERIVED_VIEWS = ("json", "text", "query", "query_all", "headers", "xml_document")
 
 
 class RequestLog:
