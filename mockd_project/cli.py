@@ -95,9 +95,14 @@ CONTEXT_SETTINGS: dict = {"help_option_names": ["-h", "--help"]}
               type=click.Path(file_okay=False),
               help="Data directory whose admin-api-key client commands use when no running "
                    "server's PID file names one.")
+@click.option("--ca-file", "ca_file", default=None, metavar="FILE",
+              type=click.Path(dir_okay=False),
+              help="CA or certificate PEM client commands trust for an https:// admin URL "
+                   "(env MOCKD_CA_FILE; e.g. <data dir>/tls/localhost-cert.pem of "
+                   "--admin-tls-auto).")
 @click.pass_context
 def main(context: click.Context, admin_url: str | None, api_key: str | None,
-         client_data_dir: str | None) -> None:
+         client_data_dir: str | None, ca_file: str | None) -> None:
     """mockd: a local, offline, multi-protocol mock server.
 
     Start it with a config file and point your app at http://localhost:4280:
@@ -108,6 +113,7 @@ def main(context: click.Context, admin_url: str | None, api_key: str | None,
     context.obj["admin_url"] = admin_url
     context.obj["api_key"] = api_key
     context.obj["data_dir"] = client_data_dir
+    context.obj["ca_file"] = ca_file
 
 
 def _server_options(function):
@@ -137,6 +143,60 @@ def _server_options(function):
     return function
 
 
+#: ``--mtls-client-auth`` values (behavior notes §14 ``mtls.clientAuth``).
+MTLS_CLIENT_AUTH = ("none", "request", "require", "verify-if-given", "require-and-verify")
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _tls_options(function):
+    """HTTPS of the mock port and the admin port (SPEC "TLS configuration of the mock
+    server"; behavior notes §15 ``--https-port``, ``--tls-*``, ``--mtls-*``)."""
+    options = [
+        click.option("--https-port", type=click.IntRange(0, 65535),
+                     default=lambda: _env_int("MOCKD_HTTPS_PORT", None),
+                     help="HTTPS port of the mock server, serving the same mocks as --port "
+                          "(env MOCKD_HTTPS_PORT; default: the config's, else none). Without "
+                          "--tls-cert it uses the self-signed certificate of --tls-auto."),
+        click.option("--tls-cert", type=click.Path(dir_okay=False), default=None,
+                     help="PEM certificate (chain) of the HTTPS port."),
+        click.option("--tls-key", type=click.Path(dir_okay=False), default=None,
+                     help="PEM private key of --tls-cert (unencrypted)."),
+        click.option("--tls-auto", is_flag=True, default=lambda: _env_flag("MOCKD_AUTO_CERT"),
+                     help="Use a self-signed certificate for localhost, 127.0.0.1 and ::1, "
+                          "generated once into <data dir>/tls/ (env MOCKD_AUTO_CERT)."),
+        click.option("--mtls-client-auth", type=click.Choice(MTLS_CLIENT_AUTH), default=None,
+                     help="Client certificates on the HTTPS port: none, request, require, "
+                          "verify-if-given, require-and-verify (needs --mtls-ca)."),
+        click.option("--mtls-ca", multiple=True, type=click.Path(dir_okay=False),
+                     help="PEM file of a CA that signs client certificates (repeatable)."),
+        click.option("--admin-tls-cert", type=click.Path(dir_okay=False), default=None,
+                     help="PEM certificate of the admin port, which then serves HTTPS only."),
+        click.option("--admin-tls-key", type=click.Path(dir_okay=False), default=None,
+                     help="PEM private key of --admin-tls-cert."),
+        click.option("--admin-tls-auto", is_flag=True,
+                     help="Serve the admin port over HTTPS with the self-signed localhost "
+                          "certificate of --tls-auto (clients trust it with --ca-file "
+                          "<data dir>/tls/localhost-cert.pem)."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _tls_run_options(flags: dict) -> dict:
+    """RunOptions keywords of the :func:`_tls_options` flags."""
+    return {"https_port": flags.get("https_port"), "tls_cert": flags.get("tls_cert"),
+            "tls_key": flags.get("tls_key"), "tls_auto": bool(flags.get("tls_auto")),
+            "mtls_client_auth": flags.get("mtls_client_auth"),
+            "mtls_cas": tuple(flags.get("mtls_ca") or ()),
+            "admin_tls_cert": flags.get("admin_tls_cert"),
+            "admin_tls_key": flags.get("admin_tls_key"),
+            "admin_tls_auto": bool(flags.get("admin_tls_auto"))}
+
+
 def _cors_origins(value: str | None) -> list[str] | None:
     return [item.strip() for item in value.split(",") if item.strip()] if value else None
 
@@ -158,6 +218,9 @@ def child_argv(context: click.Context, drop: frozenset[str] = frozenset()) -> li
         if parameter.is_flag:
             if value:
                 argv.append(flag)
+        elif parameter.multiple:
+            for item in value or ():
+                argv += [flag, str(item)]
         elif value is not None:
             argv += [flag, str(value)]
     return argv
@@ -166,7 +229,7 @@ def child_argv(context: click.Context, drop: frozenset[str] = frozenset()) -> li
 def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server,
            log_level, detach=False, pid_file=None, max_log_entries=None,
            no_persist=False, cors_origins=None, allow_body_files_anywhere=False,
-           merge=False) -> None:
+           merge=False, tls_flags=None) -> None:
     if merge and not config:
         raise click.UsageError("--merge needs -c/--config: it adds the file's mocks to the "
                                "stored ones")
@@ -185,7 +248,8 @@ def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, serve
                          server=server, log_level=_level(log_level, "warning"),
                          pid_file=pid_file, max_log_entries=max_log_entries,
                          no_persist=no_persist, cors_origins=_cors_origins(cors_origins),
-                         allow_body_files_anywhere=allow_body_files_anywhere, merge=merge)
+                         allow_body_files_anywhere=allow_body_files_anywhere, merge=merge,
+                         **_tls_run_options(tls_flags or {}))
     sys.exit(run_server(options))
 
 
@@ -217,16 +281,17 @@ def _start_command(name: str, help_text: str):
     @click.option("--no-persist", is_flag=True,
                   help="Keep definitions in memory only (nothing written to the data dir "
                        "but the API key).")
+    @_tls_options
     @click.option("--merge", is_flag=True,
                   help="With -c: also load the stored mocks the file does not define (added "
                        "at run time); a stored mock with a file mock's id is replaced by the "
                        "file's. Without it, -c replaces the stored definitions.")
     def command(config, host, engine_port, allow_body_files_anywhere, server, log_level,
                 cors_origins, port, admin_port, data_dir, no_auth, detach, pid_file,
-                max_log_entries, no_persist, merge):
+                max_log_entries, no_persist, merge, **tls_flags):
         _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server, log_level,
                detach, pid_file, max_log_entries, no_persist, cors_origins,
-               allow_body_files_anywhere, merge)
+               allow_body_files_anywhere, merge, tls_flags)
 
     return command
 

@@ -79,18 +79,30 @@ class AdminClient:
         api_key: sent as ``X-API-Key`` when given.
         timeout: seconds per request.
         key_lookup: where ``api_key`` was looked for; a 401 answer names it.
+        ca_file: PEM file of the CA (or the self-signed certificate) an ``https://`` admin
+            URL is checked against, besides the system CAs (``--ca-file``).
+
+    Raises :class:`ClientError` when ``ca_file`` cannot be read.
     """
 
     def __init__(self, admin_url: str, api_key: str | None, timeout: float = 15.0,
-                 key_lookup: KeyLookup | None = None):
+                 key_lookup: KeyLookup | None = None, ca_file: str | None = None):
         import httpx  # imported here: `mockd start` and `--help` never need it
 
         self._http_error = httpx.HTTPError
         self.admin_url = admin_url.rstrip("/")
         self.key_lookup = key_lookup
         headers = {"X-API-Key": api_key} if api_key else {}
+        verify: Any = True
+        if ca_file:
+            from mockd_project.tls import TlsSetupError, client_context
+
+            try:
+                verify = client_context(ca_file)
+            except TlsSetupError as error:
+                raise ClientError(f"{error} (--ca-file)") from None
         self._client = httpx.Client(base_url=self.admin_url, headers=headers, timeout=timeout,
-                                    trust_env=False)
+                                    trust_env=False, verify=verify)
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
         """Send one request; returns the parsed JSON answer (None for 204).
@@ -102,6 +114,11 @@ class AdminClient:
         try:
             response = self._client.request(method, path, **kwargs)
         except self._http_error as error:
+            if "CERTIFICATE_VERIFY_FAILED" in str(error):
+                raise ClientError(f"the admin API at {self.admin_url} presented a certificate "
+                                  f"this client does not trust; pass --ca-file with its CA "
+                                  f"or certificate PEM (for --admin-tls-auto: "
+                                  f"<data dir>/tls/localhost-cert.pem)") from None
             raise ClientError(f"cannot reach the mockd admin API at {self.admin_url} "
                               f"({type(error).__name__}); is the server running? Start it "
                               f"with 'mockd start' or pass --admin-url") from None
@@ -294,10 +311,28 @@ def data_dir_option(function: Callable) -> Callable:
                              "names no running server.")(function)
 
 
+def ca_file_option(function: Callable) -> Callable:
+    """``--ca-file FILE``: the CA (or self-signed certificate) PEM an ``https://`` admin URL
+    is verified with (kept in the root context; not passed to the command)."""
+    def remember(context: click.Context, parameter: click.Parameter, value: str | None) -> None:
+        if value is not None:
+            context.find_root().ensure_object(dict)["ca_file"] = value
+
+    return click.option("--ca-file", type=click.Path(dir_okay=False), default=None,
+                        expose_value=False, callback=remember, is_eager=True,
+                        help="CA or certificate PEM trusted for an https:// admin URL "
+                             "(env MOCKD_CA_FILE).")(function)
+
+
+def resolve_ca_file(context: click.Context | None) -> str | None:
+    """``--ca-file`` (command or group option), else ``$MOCKD_CA_FILE``, else None."""
+    return _root_options(context).get("ca_file") or os.environ.get("MOCKD_CA_FILE") or None
+
+
 def client_options(function: Callable) -> Callable:
-    """``--admin-url``, ``--api-key`` and ``--data-dir`` on a client command (so they may
-    follow its own arguments)."""
-    function = data_dir_option(function)
+    """``--admin-url``, ``--api-key``, ``--data-dir`` and ``--ca-file`` on a client command
+    (so they may follow its own arguments)."""
+    function = ca_file_option(data_dir_option(function))
     function = click.option("--api-key", "api_key", default=None, metavar="KEY",
                             help="Admin API key (env MOCKD_API_KEY).")(function)
     return click.option("--admin-url", "admin_url", default=None, metavar="URL",
@@ -312,7 +347,8 @@ def make_client(admin_url: str | None, api_key: str | None,
     context = click.get_current_context()
     url = resolve_admin_url(context, admin_url)
     lookup = lookup_api_key(context, api_key, url)
-    return AdminClient(url, lookup.key, timeout=timeout, key_lookup=lookup)
+    return AdminClient(url, lookup.key, timeout=timeout, key_lookup=lookup,
+                       ca_file=resolve_ca_file(context))
 
 
 # ---------------------------------------------------------------------------- list

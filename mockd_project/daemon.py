@@ -73,19 +73,23 @@ def daemon_log_path() -> Path:
     return mockd_home() / "daemon.log"
 
 
-def local_url(host: str, port: int) -> str:
+def local_url(host: str, port: int, scheme: str = "http") -> str:
     """The URL a client on this machine uses to reach a listener bound to ``host``: the
     loopback address for a wildcard bind (``0.0.0.0`` -> ``127.0.0.1``, ``::`` -> ``[::1]``)."""
     host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
 
 
 def write_pid_file(path: Path, *, host: str, ports: dict[str, int], config_file: str | None,
                    mocks_loaded: int, data_dir: str | None = None, persist: bool = True,
-                   api_key_source: str = "file", dropped_mocks: int = 0) -> None:
-    """Write ``{pid, startTime, version, components: {admin: {enabled, port, host, url},
-    engine: {enabled, port, host}}, config: {file?, mocksLoaded, droppedMocks?}, dataDir?,
-    persist, apiKey: {source, file?}}`` atomically (write then rename).
+                   api_key_source: str = "file", dropped_mocks: int = 0,
+                   tls_listeners: frozenset[str] | set[str] = frozenset()) -> None:
+    """Write ``{pid, startTime, version, components: {admin: {enabled, port, host, url, tls?},
+    engine: {enabled, port, host, httpsPort?}}, config: {file?, mocksLoaded, droppedMocks?},
+    dataDir?, persist, apiKey: {source, file?}}`` atomically (write then rename).
+
+    ``tls_listeners`` names the roles of ``ports`` serving TLS: an HTTPS admin port gets an
+    ``https://`` url and ``tls: true``; the ``https`` port is the engine's ``httpsPort``.
 
     ``apiKey.source`` is ``file`` (then ``apiKey.file`` is ``<data dir>/admin-api-key``),
     ``MOCKD_API_KEY`` or ``none`` (``--no-auth``): client commands read it to find the key of
@@ -102,14 +106,20 @@ def write_pid_file(path: Path, *, host: str, ports: dict[str, int], config_file:
     admin: dict[str, Any] = {"enabled": "admin" in ports, "port": ports.get("admin"),
                              "host": host}
     if "admin" in ports:
-        admin["url"] = local_url(host, ports["admin"])
+        admin_tls = "admin" in tls_listeners
+        admin["url"] = local_url(host, ports["admin"], "https" if admin_tls else "http")
+        if admin_tls:
+            admin["tls"] = True
+    engine: dict[str, Any] = {"enabled": True, "port": ports.get("data"), "host": host}
+    if "https" in ports:
+        engine["httpsPort"] = ports["https"]
     document: dict[str, Any] = {
         "pid": os.getpid(),
         "startTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "version": __version__,
         "components": {
             "admin": admin,
-            "engine": {"enabled": True, "port": ports.get("data"), "host": host},
+            "engine": engine,
         },
         "config": {"mocksLoaded": mocks_loaded},
         "persist": persist,

@@ -18,11 +18,13 @@ under daphne instead.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import secrets
 import signal
 import socket
+import ssl
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -35,6 +37,7 @@ from mocks.engine.cors import CorsPolicy
 from mocks.protocols import HandlerImportError, load_handlers
 from mocks.core.errors import ConfigError
 from mocks.loader import load_config_file
+from mocks.server_config import TlsSettings, tls_settings_from_file
 
 from mockd_project.paths import default_data_dir, ensure_private_dir
 from mockd_project.runtime import runtime
@@ -89,6 +92,17 @@ class RunOptions:
         pid_file: PID file path (full mode; None = ``~/.mockd/mockd.pid``).
         cors_origins: origins CORS allows on the mock server (``--cors-origins``), overriding
             ``serverConfig.cors.allowOrigins``; None keeps the config's or the default.
+        https_port: HTTPS port of the mock server (``--https-port``; 0 or None: the config's,
+            else no HTTPS).
+        tls_cert, tls_key: ``--tls-cert``/``--tls-key``: PEM certificate and key of the HTTPS
+            port (relative to the working directory), overriding the config's.
+        tls_auto: ``--tls-auto``: use the self-signed ``localhost`` certificate kept in the
+            data directory.
+        mtls_client_auth: ``--mtls-client-auth``: client certificates (``none``, ``request``,
+            ``require``, ``verify-if-given``, ``require-and-verify``); None keeps the config's.
+        mtls_cas: ``--mtls-ca`` files of the CAs that sign client certificates.
+        admin_tls_cert, admin_tls_key, admin_tls_auto: the same for the admin port
+            (``--admin-tls-*``), which then serves HTTPS only.
     """
 
     full: bool = True
@@ -111,6 +125,15 @@ class RunOptions:
     merge: bool = False
     pid_file: str | None = None
     cors_origins: list[str] | None = None
+    https_port: int | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    tls_auto: bool = False
+    mtls_client_auth: str | None = None
+    mtls_cas: tuple[str, ...] = ()
+    admin_tls_cert: str | None = None
+    admin_tls_key: str | None = None
+    admin_tls_auto: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -254,9 +277,9 @@ def resolve_engine_token(options: RunOptions) -> EngineToken:
     return EngineToken(token, "file", path, ephemeral=ephemeral)
 
 
-def _url(host: str, port: int) -> str:
+def _url(host: str, port: int, scheme: str = "http") -> str:
     shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}"
+    return f"{scheme}://{shown}:{port}"
 
 
 def apply_file_settings(options: RunOptions, config: Any) -> None:
@@ -283,6 +306,85 @@ def apply_file_settings(options: RunOptions, config: Any) -> None:
                                  or DEFAULT_MAX_BODY_SIZE)
 
 
+def resolve_tls(options: RunOptions, config: Any) -> TlsSettings:
+    """The HTTPS settings of the mock server: the config file's (``server`` block,
+    ``serverConfig.httpsPort``/``tls``/``mtls``), overridden by the flags (``--https-port``,
+    ``--tls-cert``/``--tls-key``, ``--tls-auto``, ``--mtls-client-auth``, ``--mtls-ca``).
+    A certificate flag or ``--tls-auto`` turns HTTPS on; ``--https-port`` alone does too, with
+    the generated certificate when no certificate is given.
+
+    Raises :class:`StartupFailure` (exit 2): only one of ``--tls-cert``/``--tls-key``; both
+    with ``--tls-auto``; HTTPS on without a port.
+    Source: SPEC "TLS configuration of the mock server"; behavior notes §14, §15.
+    """
+    base_dir = str(Path(options.config).resolve().parent) if options.config else "."
+    settings = tls_settings_from_file(getattr(config, "server_config", None),
+                                      getattr(config, "server", None), base_dir)
+    changes: dict[str, Any] = {}
+    if (options.tls_cert is None) != (options.tls_key is None):
+        raise StartupFailure(EXIT_CONFIG_ERROR, "give --tls-cert and --tls-key together")
+    if options.tls_cert is not None and options.tls_auto:
+        raise StartupFailure(EXIT_CONFIG_ERROR,
+                             "give --tls-cert/--tls-key or --tls-auto, not both")
+    if options.https_port:
+        changes.update(port=options.https_port, enabled=True)
+    if options.tls_cert is not None:
+        # Flag paths are the user's, relative to the working directory.
+        changes.update(cert_file=str(Path(options.tls_cert).absolute()),
+                       key_file=str(Path(options.tls_key).absolute()), auto_cert=False,
+                       enabled=True)
+    if options.tls_auto:
+        changes.update(auto_cert=True, enabled=True)
+    if options.mtls_client_auth is not None:
+        changes["client_auth"] = options.mtls_client_auth
+    if options.mtls_cas:
+        changes["client_cas"] = tuple(str(Path(name).absolute()) for name in options.mtls_cas)
+    if changes:
+        settings = dataclasses.replace(settings, **changes)
+    if settings.enabled and not settings.port:
+        where = settings.source or "--tls-cert/--tls-auto"
+        raise StartupFailure(EXIT_CONFIG_ERROR,
+                             f"HTTPS is on ({where}) but has no port: give --https-port, "
+                             f"server.tls.port or serverConfig.httpsPort")
+    return settings
+
+
+def resolve_admin_tls(options: RunOptions) -> TlsSettings | None:
+    """The admin port's TLS settings from ``--admin-tls-cert``/``--admin-tls-key`` or
+    ``--admin-tls-auto``, or None (plain HTTP). Raises :class:`StartupFailure` (exit 2) for a
+    certificate without its key or both forms at once."""
+    if (options.admin_tls_cert is None) != (options.admin_tls_key is None):
+        raise StartupFailure(EXIT_CONFIG_ERROR,
+                             "give --admin-tls-cert and --admin-tls-key together")
+    if options.admin_tls_cert is not None and options.admin_tls_auto:
+        raise StartupFailure(EXIT_CONFIG_ERROR, "give --admin-tls-cert/--admin-tls-key or "
+                                                "--admin-tls-auto, not both")
+    if options.admin_tls_cert is not None:
+        return TlsSettings(enabled=True, cert_file=str(Path(options.admin_tls_cert).absolute()),
+                           key_file=str(Path(options.admin_tls_key).absolute()),
+                           source="--admin-tls")
+    if options.admin_tls_auto:
+        return TlsSettings(enabled=True, auto_cert=True, source="--admin-tls")
+    return None
+
+
+def tls_contexts(options: RunOptions, data: TlsSettings,
+                 admin: TlsSettings | None) -> dict[str, ssl.SSLContext]:
+    """The TLS contexts by listener name (``https``, ``admin``). Raises
+    :class:`StartupFailure` (exit 2) with the one-line reason naming the file or key."""
+    from mockd_project.tls import TlsSetupError, server_context
+
+    contexts: dict[str, ssl.SSLContext] = {}
+    try:
+        if data.enabled:
+            contexts["https"] = server_context(data, data_dir_of(options))
+        if admin is not None:
+            contexts["admin"] = server_context(admin, data_dir_of(options))
+    except TlsSetupError as error:
+        raise StartupFailure(EXIT_CONFIG_ERROR, str(error)) from None
+    return contexts
+
+
 def prepare(options: RunOptions) -> tuple[Engine, Any]:
     """Load the protocol handlers, then load and compile the config into a new engine.
 
@@ -296,6 +398,7 @@ def prepare(options: RunOptions) -> tuple[Engine, Any]:
         raise StartupFailure(EXIT_CONFIG_ERROR, f"cannot load a protocol handler: {error}") \
             from None
     engine = Engine(max_body_size=options.max_body_size or DEFAULT_MAX_BODY_SIZE)
+    engine.shared_state["listen_host"] = options.host  # gRPC/MQTT listeners bind here too
     engine.body_file_roots = body_file_roots(options)
     if options.cors_origins is not None:
         engine.cors_origins = options.cors_origins
@@ -418,7 +521,14 @@ def run_server(options: RunOptions) -> int:
                         stream=sys.stderr)
     try:
         engine, config = prepare(options)
+        tls = resolve_tls(options, config)
+        admin_tls = resolve_admin_tls(options) if options.full else None
+        if (tls.enabled or admin_tls is not None) and options.server == "daphne":
+            raise StartupFailure(EXIT_CONFIG_ERROR, "HTTPS listeners need --server uvicorn")
+        contexts = tls_contexts(options, tls, admin_tls)
         data_socket = bind_socket(options.host, options.port, "mock server")
+        https_socket = (bind_socket(options.host, tls.port, "HTTPS mock server")
+                        if tls.enabled and tls.port else None)
         admin_socket = (bind_socket(options.host, options.admin_port, "admin API")
                         if options.full else None)
         # Full mode binds no engine-control port (the admin calls the engine in process);
@@ -435,8 +545,16 @@ def run_server(options: RunOptions) -> int:
     control = EngineControl(engine, _log_capacity(options, config))
     runtime.control = control
     runtime.host = options.host
-    apps: list[tuple[str, Any, socket.socket]] = [
-        ("data", data_plane_application(engine, lean=not options.full), data_socket)]
+    data_app = data_plane_application(engine, lean=not options.full)
+    apps: list[tuple[str, Any, socket.socket]] = [("data", data_app, data_socket)]
+    if https_socket is not None:
+        from mockd_project.tls import https_redirect_app
+
+        # Both ports serve the same app over the same engine, so the same snapshot.
+        apps.append(("https", data_app, https_socket))
+        if tls.https_redirect:
+            apps[0] = ("data", https_redirect_app(data_app, https_socket.getsockname()[1]),
+                       data_socket)
     if control_socket is not None and token is not None:
         apps.append(("control", EngineControlApp(control, token.value), control_socket))
     mocks_loaded = engine.snapshot.mock_count
@@ -461,6 +579,9 @@ def run_server(options: RunOptions) -> int:
         runtime.ports["control"] = control_socket.getsockname()[1]
     if admin_socket is not None:
         runtime.ports["admin"] = admin_socket.getsockname()[1]
+    if https_socket is not None:
+        runtime.ports["https"] = https_socket.getsockname()[1]
+    runtime.tls_listeners = set(contexts) & set(runtime.ports)
     runtime.ready = True
     pid_file = None
     if options.full:
@@ -473,8 +594,12 @@ def run_server(options: RunOptions) -> int:
             print(_url(options.host, data_port), flush=True)
         if not options.quiet:
             lines = [f"Mock server running on {_url(options.host, data_port)}"]
+            if https_socket is not None:
+                lines.append(f"HTTPS mock server running on "
+                             f"{_url(options.host, runtime.ports['https'], 'https')}")
             if options.full:
-                lines.append(f"Admin API running on {_url(options.host, runtime.ports['admin'])}")
+                lines.append(f"Admin API running on "
+                             f"{_url(options.host, runtime.ports['admin'], 'https' if admin_tls else 'http')}")
             if mocks_dropped:
                 from mockd_project import daemon
 
@@ -493,13 +618,16 @@ def run_server(options: RunOptions) -> int:
                                   config_file=options.config, mocks_loaded=mocks_loaded,
                                   data_dir=runtime.data_dir, persist=runtime.persist,
                                   api_key_source=_api_key_source(options),
-                                  dropped_mocks=mocks_dropped)
+                                  dropped_mocks=mocks_dropped,
+                                  tls_listeners=runtime.tls_listeners)
             daemon.ensure_superuser_in_background()
 
     try:
         if options.server == "daphne":
             return _run_daphne(apps, announce)
-        return _run_uvicorn(apps, options, announce)
+        return _run_uvicorn(apps, options, announce,
+                            {name: (context, admin_tls if name == "admin" else tls)
+                             for name, context in contexts.items()})
     finally:
         if pid_file is not None:
             from mockd_project import daemon
@@ -510,7 +638,10 @@ def run_server(options: RunOptions) -> int:
 
 
 def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions,
-                 announce: Any) -> int:
+                 announce: Any,
+                 tls: dict[str, tuple[ssl.SSLContext, TlsSettings]] | None = None) -> int:
+    """Serve ``apps`` with uvicorn on one loop; the listeners named in ``tls`` serve HTTPS
+    with the given context and the protocols of :func:`mockd_project.tls.tls_protocols`."""
     import uvicorn
 
     try:
@@ -521,17 +652,28 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
 
     servers = []
     for name, app, sock in apps:
-        config = uvicorn.Config(app, lifespan="off", http="httptools", loop="none",
+        http: Any = "httptools"
+        ws: Any = "none" if name not in ("data", "https") else "auto"
+        tls_options: dict[str, Any] = {}
+        if tls and name in tls:
+            from mockd_project.tls import tls_protocols
+
+            context, settings = tls[name]
+            http, wss = tls_protocols(settings)
+            ws = wss if ws != "none" else ws
+            # config.load() takes the ready context from the factory.
+            tls_options["ssl_context_factory"] = lambda _config, _default, c=context: c
+        config = uvicorn.Config(app, lifespan="off", http=http, loop="none",
                                 log_level=options.log_level, access_log=False,
                                 server_header=False, timeout_graceful_shutdown=1,
                                 # a local mock server has no trusted proxy in front of it
                                 proxy_headers=False,
-                                ws="none" if name != "data" else "auto",
+                                ws=ws,
                                 # Compression of WebSocket messages costs ~34 KiB of zlib
                                 # state per connection and CPU per message; a mock server on
                                 # localhost gains nothing from it (clients fall back to
                                 # uncompressed frames, as the protocol allows).
-                                ws_per_message_deflate=False)
+                                ws_per_message_deflate=False, **tls_options)
         servers.append((uvicorn.Server(config), sock))
 
     async def main() -> None:

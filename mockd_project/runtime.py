@@ -19,7 +19,8 @@ class Runtime:
         control: the ``EngineControl`` the admin side drives (None until the runner sets it).
         started_at: epoch seconds when the process started.
         ready: True once the startup configuration is loaded (``/ready`` follows it).
-        ports: listening ports by role: ``data``, ``admin``, ``control``.
+        ports: listening ports by role: ``data``, ``https``, ``admin``, ``control``.
+        tls_listeners: the roles of :attr:`ports` that serve TLS (``https``, ``admin``).
         host: the interface the data plane and admin listen on.
         api_key: the admin API key (None with ``--no-auth``).
         data_dir: the data directory (full mode), as a string.
@@ -30,6 +31,7 @@ class Runtime:
     started_at: float = field(default_factory=time.time)
     ready: bool = False
     ports: dict[str, int] = field(default_factory=dict)
+    tls_listeners: set[str] = field(default_factory=set)
     host: str = "127.0.0.1"
     api_key: str | None = None
     data_dir: str | None = None

@@ -109,14 +109,18 @@ def ready(request: HttpRequest) -> Any:
 
 @health_router.get("/status", summary="Server status")
 async def status(request: HttpRequest) -> dict[str, Any]:
-    """``{status: running, httpPort, adminPort, uptime, mockCount, activeMocks, requestCount,
-    version, protocols, startedAt}`` (behavior notes §1 "Health, status, ports")."""
+    """``{status: running, httpPort, httpsPort?, adminPort, uptime, mockCount, activeMocks,
+    requestCount, tlsEnabled, version, protocols, startedAt}`` (behavior notes §1 "Health,
+    status, ports"); ``httpsPort`` only when the mock server serves HTTPS."""
     engine = await engine_control().status()
     ports = runtime.ports
-    return {"status": "running", "httpPort": ports.get("data"), "adminPort": ports.get("admin"),
+    answer: dict[str, Any] = {"status": "running", "httpPort": ports.get("data")}
+    if "https" in ports:
+        answer["httpsPort"] = ports["https"]
+    return {**answer, "adminPort": ports.get("admin"),
             "uptime": _uptime(), "mockCount": engine["mockCount"],
             "activeMocks": engine["activeMocks"], "requestCount": engine["requestCount"],
-            "tlsEnabled": False, "version": __version__,
+            "tlsEnabled": "https" in ports, "version": __version__,
             "protocols": {"http": {"enabled": True, "port": ports.get("data"),
                                    "status": "running",
                                    "mocks": engine["mocksByType"].get("http", 0)}},
@@ -126,14 +130,24 @@ async def status(request: HttpRequest) -> dict[str, Any]:
 @health_router.get("/ports", summary="Listening ports")
 def ports(request: HttpRequest, verbose: bool = False) -> dict[str, Any]:
     """``{ports: [{port, protocol, component, status, tls?}]}``: the admin API first, then the
-    mock engine (behavior notes §1); ``?verbose=true`` adds ``engineId``/``engineName``."""
+    mock engine's HTTP and HTTPS ports (behavior notes §1); listeners serving TLS carry
+    ``tls: true`` (an HTTPS admin port says protocol ``HTTPS``); ``?verbose=true`` adds
+    ``engineId``/``engineName`` to the engine rows."""
     rows = []
+    tls = runtime.tls_listeners
     if "admin" in runtime.ports:
-        rows.append({"port": runtime.ports["admin"], "protocol": "HTTP",
-                     "component": "Admin API", "status": "running"})
-    if "data" in runtime.ports:
-        engine_row: dict[str, Any] = {"port": runtime.ports["data"], "protocol": "HTTP",
+        admin_row: dict[str, Any] = {"port": runtime.ports["admin"], "protocol": "HTTP",
+                                     "component": "Admin API", "status": "running"}
+        if "admin" in tls:
+            admin_row.update(protocol="HTTPS", tls=True)
+        rows.append(admin_row)
+    for role, protocol in (("data", "HTTP"), ("https", "HTTPS")):
+        if role not in runtime.ports:
+            continue
+        engine_row: dict[str, Any] = {"port": runtime.ports[role], "protocol": protocol,
                                       "component": "Mock Engine", "status": "running"}
+        if role in tls:
+            engine_row["tls"] = True
         if verbose:
             engine_row.update(engineId="local", engineName="Local Engine")
         rows.append(engine_row)

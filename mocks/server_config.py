@@ -9,9 +9,11 @@ the same models (ARCHITECTURE seam 1). Unknown keys are errors that name the key
 Which settings take effect (behavior notes §14 "File ports apply when no CLI flag is given",
 §15 "flags > environment > files"): ``httpPort``, ``adminPort``, ``managementPort`` (engine
 mode) and ``maxBodySize`` are applied by :mod:`mockd_project.runner`; ``maxLogEntries`` sizes
-the request log; ``cors`` shapes the data-plane CORS policy (:mod:`mocks.engine.cors`). The other
-keys (``httpsPort``, ``tls``, ``mtls``, ``rateLimit``, ``chaos``, timeouts, ``maxConnections``,
-``logRequests``) are validated and kept for the features that will use them.
+the request log; ``cors`` shapes the data-plane CORS policy (:mod:`mocks.engine.cors`);
+``httpsPort``, ``tls`` and ``mtls`` (and the ``server`` block) are merged into one
+:class:`TlsSettings` by :func:`tls_settings_from_file`, which the runner's HTTPS listener
+uses. The other keys (``rateLimit``, ``chaos``, timeouts, ``maxConnections``, ``logRequests``)
+are validated and kept for the features that will use them.
 
 Source: behavior notes §4 (``serverConfig.cors``, ``serverConfig.rateLimit``), §14
 (``serverConfig`` keys, the ``server`` block as an alternative), §18 (limits); SPEC "TLS
@@ -19,9 +21,11 @@ configuration of the mock server" (``server {port, httpsRedirect, tls {...}}``).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
 
 #: A TCP port as a config file may give it (behavior notes §14: "ports 1–65535").
 Port = Annotated[int, Field(ge=1, le=65535)]
@@ -87,13 +91,12 @@ class CorsConfig(_Strict):
 
 
 class TlsConfig(_Strict):
-    """``serverConfig.tls``: HTTPS for the mock server (behavior notes §14).
-
-    Parsed and checked only; the HTTPS listener that uses it is a later feature.
+    """``serverConfig.tls``: HTTPS for the mock server (behavior notes §14); merged into
+    :class:`TlsSettings` by :func:`tls_settings_from_file`.
 
     Attributes:
         enabled: serve HTTPS. Default False.
-        cert_file: ``certFile``: PEM certificate path (relative to the working directory).
+        cert_file: ``certFile``: PEM certificate path (relative to the config file's folder).
         key_file: ``keyFile``: PEM private-key path.
         auto_generate_cert: ``autoGenerateCert``: generate a self-signed certificate for
             ``localhost`` instead of reading files.
@@ -115,9 +118,8 @@ class TlsConfig(_Strict):
 
 
 class MtlsConfig(_Strict):
-    """``serverConfig.mtls``: client-certificate checks on HTTPS (behavior notes §14).
-
-    Parsed and checked only; the listener that enforces it is a later feature.
+    """``serverConfig.mtls``: client-certificate checks on HTTPS (behavior notes §14);
+    merged into :class:`TlsSettings` by :func:`tls_settings_from_file`.
 
     Attributes:
         enabled: ask clients for certificates. Default False.
@@ -176,7 +178,7 @@ class ServerConfig(_Strict):
 
     Attributes:
         http_port: ``httpPort``: mock-server (data plane) port, 1-65535 (default 4280).
-        https_port: ``httpsPort``: HTTPS port (parsed; HTTPS is a later feature).
+        https_port: ``httpsPort``: HTTPS port of the mock server (see :class:`TlsSettings`).
         admin_port: ``adminPort``: admin API port (default 4290).
         management_port: ``managementPort``: engine-control port of ``mockd engine`` (default:
             first free from 4281); accepted and ignored in full mode.
@@ -211,7 +213,8 @@ class ServerConfig(_Strict):
 
 
 class ServerTlsBlock(_Strict):
-    """``server.tls`` (SPEC "TLS configuration of the mock server"). Parsed and checked only.
+    """``server.tls`` (SPEC "TLS configuration of the mock server"); merged into
+    :class:`TlsSettings` by :func:`tls_settings_from_file`.
 
     Attributes:
         enabled: serve HTTPS.
@@ -250,10 +253,140 @@ class ServerBlock(_Strict):
     Attributes:
         port: plain HTTP (data plane) port, 1-65535; used when neither a flag nor
             ``serverConfig.httpPort`` gives one.
-        https_redirect: ``httpsRedirect``: redirect HTTP to HTTPS (parsed only).
-        tls: :class:`ServerTlsBlock` (parsed only).
+        https_redirect: ``httpsRedirect``: answer every plain-HTTP request with a redirect
+            to the same URL on the HTTPS port (needs HTTPS on).
+        tls: :class:`ServerTlsBlock`.
     """
 
     port: Port | None = None
     https_redirect: bool = Field(False, alias="httpsRedirect")
     tls: ServerTlsBlock | None = None
+
+
+#: ``minVersion`` when none is given: TLS 1.0 and 1.1 are off unless asked for.
+DEFAULT_TLS_MIN_VERSION: TlsVersion = "1.2"
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    """HTTPS of one listener, whichever way it was asked for: the single model that the
+    ``server`` block, ``serverConfig.httpsPort``/``tls``/``mtls`` and the start flags
+    (``--https-port``, ``--tls-cert``, ``--tls-key``, ``--tls-auto``, ``--mtls-*``; the
+    ``--admin-tls-*`` flags for the admin port) all map onto.
+
+    Attributes:
+        enabled: serve HTTPS (on :attr:`port`).
+        port: HTTPS port, 1-65535; None when nothing gave one.
+        cert_file, key_file: PEM certificate (chain) and private-key paths, absolute or
+            relative to :attr:`base_dir`; None with :attr:`auto_cert`.
+        auto_cert: use the self-signed certificate for ``localhost``, ``127.0.0.1`` and
+            ``::1`` kept in the data directory (generated on first use).
+        min_version: lowest TLS version accepted: ``"1.0"``..``"1.3"`` (default ``"1.2"``).
+        cipher_suites: OpenSSL names of the TLS 1.2 (and lower) suites offered; empty keeps
+            OpenSSL's defaults. TLS 1.3 suites are not configurable.
+        client_auth: client certificates: ``none`` (not asked), ``request`` and
+            ``verify-if-given`` (asked; verified against :attr:`client_cas` when sent),
+            ``require`` and ``require-and-verify`` (required and verified). The SPEC's three
+            values and the five of ``serverConfig.mtls``.
+        client_cas: PEM files of the CAs that sign client certificates (relative to
+            :attr:`base_dir`).
+        allowed_cns, allowed_ous: when not empty, a client certificate whose Common Name (or
+            none of whose Organizational Units) is not listed is refused: the connection is
+            closed right after the handshake.
+        https_redirect: the plain-HTTP port answers every request with a redirect to the
+            HTTPS port (``server.httpsRedirect``).
+        source: the config key the settings came from (``server.tls``,
+            ``serverConfig.tls``) or ``""`` (flags only); names the key in errors.
+        base_dir: folder relative file names are read from (the config file's folder, or
+            the working directory for flags).
+
+    Source: SPEC "TLS configuration of the mock server", "Authentication" (TLS client
+    certificates); behavior notes §14 (``serverConfig.tls``, ``serverConfig.mtls``), §15.
+    """
+
+    enabled: bool = False
+    port: int | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    auto_cert: bool = False
+    min_version: TlsVersion = DEFAULT_TLS_MIN_VERSION
+    cipher_suites: tuple[str, ...] = ()
+    client_auth: MtlsClientAuth = "none"
+    client_cas: tuple[str, ...] = ()
+    allowed_cns: tuple[str, ...] = ()
+    allowed_ous: tuple[str, ...] = ()
+    https_redirect: bool = False
+    source: str = ""
+    base_dir: str = "."
+
+    @property
+    def verifies_clients(self) -> bool:
+        """True when client certificates are asked for (any ``client_auth`` but ``none``)."""
+        return self.client_auth != "none"
+
+    @property
+    def requires_client_cert(self) -> bool:
+        """True for ``require`` and ``require-and-verify``: no certificate, no connection."""
+        return self.client_auth in ("require", "require-and-verify")
+
+
+def tls_settings_from_file(server_config: ServerConfig | None, server: ServerBlock | None,
+                           base_dir: str = ".") -> TlsSettings:
+    """Merge ``serverConfig`` (``httpsPort``, ``tls``, ``mtls``) and the ``server`` block into
+    one :class:`TlsSettings`; the ``server`` block's keys win where both give one.
+
+    HTTPS is on when a ``tls`` block says ``enabled: true``, or when a port is given
+    (``serverConfig.httpsPort``, ``server.tls.port``) and no ``tls`` block says ``enabled:
+    false``. Without ``certFile``/``keyFile`` the self-signed ``localhost`` certificate is
+    used. ``serverConfig.mtls`` counts only with ``enabled: true``; its ``caCertFile`` and
+    ``caCertFiles`` become :attr:`TlsSettings.client_cas`.
+
+    Pure: files are not read here (the runner checks them, naming the file). ``base_dir`` is
+    the config file's folder. Either argument may be None.
+    Source: SPEC "TLS configuration of the mock server"; behavior notes §14.
+    """
+    values: dict[str, Any] = {"base_dir": base_dir}
+    explicit_enabled: bool | None = None
+    if server_config is not None:
+        if server_config.https_port is not None:
+            values["port"] = server_config.https_port
+        tls = server_config.tls
+        if tls is not None:
+            values["source"] = "serverConfig.tls"
+            if "enabled" in tls.model_fields_set:
+                explicit_enabled = tls.enabled
+            if tls.cert_file is not None:
+                values.update(cert_file=tls.cert_file, key_file=tls.key_file)
+            values["auto_cert"] = tls.auto_generate_cert
+        mtls = server_config.mtls
+        if mtls is not None and mtls.enabled:
+            values["client_auth"] = mtls.client_auth
+            values["client_cas"] = tuple(([mtls.ca_cert_file] if mtls.ca_cert_file else [])
+                                         + list(mtls.ca_cert_files))
+            values["allowed_cns"] = tuple(mtls.allowed_cns)
+            values["allowed_ous"] = tuple(mtls.allowed_ous)
+    if server is not None:
+        values["https_redirect"] = server.https_redirect
+        block = server.tls
+        if block is not None:
+            values["source"] = "server.tls"
+            given = block.model_fields_set
+            if "enabled" in given:
+                explicit_enabled = block.enabled
+            if block.port is not None:
+                values["port"] = block.port
+            if block.cert_file is not None:
+                values["cert_file"] = block.cert_file
+            if block.key_file is not None:
+                values["key_file"] = block.key_file
+            if block.min_version is not None:
+                values["min_version"] = block.min_version
+            if block.cipher_suites:
+                values["cipher_suites"] = tuple(block.cipher_suites)
+            if block.client_auth is not None:
+                values["client_auth"] = block.client_auth
+            if block.client_cas:
+                values["client_cas"] = tuple(block.client_cas)
+    values["enabled"] = (explicit_enabled if explicit_enabled is not None
+                         else values.get("port") is not None)
+    return TlsSettings(**values)

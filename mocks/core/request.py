@@ -1,9 +1,11 @@
 """The data-plane request as matchers and templates see it.
 
-Source: SPEC "Matcher" (what conditions read) and "Templating" (``request.*`` fields).
+Source: SPEC "Matcher" (what conditions read) and "Templating" (``request.*`` fields);
+SPEC "TLS configuration of the mock server" (the client certificate of an HTTPS request).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Generic, TypeVar
 from urllib.parse import unquote_plus
 
@@ -13,6 +15,44 @@ import orjson
 INVALID_JSON: Any = object()
 
 _Value = TypeVar("_Value")
+
+#: Key of the :class:`ClientCertificate` inside the ASGI ``tls`` scope extension (the
+#: extension's standard keys carry only PEM text and an RFC 4514 name).
+CLIENT_CERT_KEY = "mockd.client_cert"
+
+
+@dataclass(frozen=True, slots=True)
+class ClientCertificate:
+    """The subject of the certificate a client presented on an HTTPS connection.
+
+    Built once per connection by the HTTPS listener (``mockd_project.tls``) and shared by every
+    request on it. Only verified certificates reach the app: the listener's TLS stack checks
+    each certificate it receives against the configured client CAs.
+
+    Attributes:
+        cn: the subject's first Common Name (``""`` when it has none).
+        ous: every Organizational Unit of the subject, in order.
+        o: the subject's first Organization (``""`` when none).
+        subject: the whole subject as RFC 4514 text (``CN=client,OU=Team A,O=Acme``).
+        issuer: the issuer as RFC 4514 text.
+        serial: the serial number in lower-case hex without ``0x``.
+    """
+
+    cn: str
+    ous: tuple[str, ...]
+    o: str
+    subject: str
+    issuer: str
+    serial: str
+
+    def fields(self) -> dict[str, str]:
+        """The values a ``clientCert`` matcher reads, by key: ``cn``, ``ou`` (the first OU),
+        ``o``, ``subject``, ``issuer``, ``serial``."""
+        return {"cn": self.cn, "ou": self.ous[0] if self.ous else "", "o": self.o,
+                "subject": self.subject, "issuer": self.issuer, "serial": self.serial}
+
+#: The ``clientCert`` matcher keys (:meth:`ClientCertificate.fields`).
+CLIENT_CERT_FIELDS = ("cn", "ou", "o", "subject", "issuer", "serial")
 
 
 def query_pairs(query: str) -> list[tuple[str, str]]:
@@ -69,6 +109,9 @@ class MockRequest:
         body: raw body bytes (already capped at the body limit by the app).
         scheme, host: for ``request.url``; ``host`` is the Host header or the server address.
         client: ``"ip:port"`` of the peer, or ``""``.
+        tls: the ASGI ``tls`` scope extension of an HTTPS request (``tls_version``,
+            ``cipher_suite``, ``client_cert_name``, ... and :data:`CLIENT_CERT_KEY`), or None
+            over plain HTTP.
 
     Lazy views (computed on first use, then cached): :attr:`query` (name -> first value),
     :attr:`query_all` (name -> all values), :attr:`headers` (lower-case name -> first value),
@@ -77,13 +120,14 @@ class MockRequest:
     """
 
     __slots__ = ("method", "path", "query_string", "raw_headers", "body", "scheme", "peer",
-                 "server", "origin_header", "seed_header", "__dict__")
+                 "server", "origin_header", "seed_header", "tls", "__dict__")
 
     def __init__(self, method: str, path: str, query_string: str = "",
                  header_pairs: list[tuple[str, str]] | None = None, body: bytes = b"",
                  scheme: str = "http", host: str | None = None, client: str | None = None,
                  raw_headers: list[tuple[bytes, bytes]] | None = None,
-                 peer: tuple[str, int] | None = None, server: tuple[str, int] | None = None):
+                 peer: tuple[str, int] | None = None, server: tuple[str, int] | None = None,
+                 tls: dict[str, Any] | None = None):
         self.method = method.upper()
         self.path = path
         self.query_string = query_string
@@ -100,6 +144,7 @@ class MockRequest:
         #: ASGI ``client`` and ``server`` tuples, formatted only when read.
         self.peer = peer
         self.server = server
+        self.tls = tls
         #: The ``Origin`` (CORS) and ``X-Mockd-Seed`` (templating) headers, read on most
         #: requests, so they are found once when the request is built.
         self.origin_header = self.header("origin")
@@ -178,6 +223,9 @@ class MockRequest:
         request.scheme = scope.get("scheme", "http")
         request.peer = scope.get("client")
         request.server = scope.get("server")
+        # Plain-HTTP scopes of uvicorn carry no "extensions"; the HTTPS listener adds "tls".
+        extensions = scope.get("extensions")
+        request.tls = extensions.get("tls") if extensions else None
         # One pass finds the two headers the engine reads on most requests.
         origin = seed = None
         for name, value in request.raw_headers:
@@ -207,6 +255,19 @@ class MockRequest:
             if raw_name == wanted:
                 return raw_value.decode("latin-1")
         return None
+
+    @property
+    def client_cert(self) -> ClientCertificate | None:
+        """The certificate the client presented over HTTPS, or None (plain HTTP, or no
+        certificate sent)."""
+        tls = self.tls
+        return tls.get(CLIENT_CERT_KEY) if tls else None
+
+    @cached_property
+    def client_cert_fields(self) -> dict[str, str]:
+        """:meth:`ClientCertificate.fields` of :attr:`client_cert`; ``{}`` without one."""
+        cert = self.client_cert
+        return cert.fields() if cert is not None else {}
 
     @cached_property
     def text(self) -> str:

@@ -13,6 +13,8 @@ PATH_TEMPLATE = 12
 PATH_GLOB = 10
 HEADER = 10
 QUERY_PARAM = 5
+#: Each ``matcher.clientCert`` key (the HTTPS client certificate), weighed like a header.
+CLIENT_CERT = 10
 BODY_EQUALS = 25
 BODY_PATTERN = 22
 BODY_CONTAINS = 20

@@ -832,7 +832,41 @@ def _compile_faker_reference(type_name: str, position: int) -> Evaluator:
     return evaluate_fake_data
 
 
-_REQUEST_FIELDS = "method, path, url, pathParam.<name>, query.<name>, header.<Name>, body.<path>, rawBody"
+_REQUEST_FIELDS = ("method, path, url, pathParam.<name>, query.<name>, header.<Name>, body.<path>, "
+                   "rawBody, tls.<field>")
+
+
+def _tls_version(ctx: RenderContext) -> str:
+    tls = ctx.request.tls
+    return _TLS_VERSION_NAMES.get(tls.get("tls_version"), "") if tls else ""
+
+
+def _tls_cipher(ctx: RenderContext) -> str:
+    tls = ctx.request.tls
+    return (tls.get("cipher_name") or "") if tls else ""
+
+
+def _client_cert_reader(key: str) -> Evaluator:
+    return lambda ctx: ctx.request.client_cert_fields.get(key, "")
+
+
+#: ``tls_version`` numbers of the ASGI ``tls`` extension -> their names.
+_TLS_VERSION_NAMES = {0x0301: "TLSv1.0", 0x0302: "TLSv1.1", 0x0303: "TLSv1.2", 0x0304: "TLSv1.3"}
+
+#: ``request.tls.<field>`` of an HTTPS request (lower-case keys; every value is ``""`` over plain
+#: HTTP or without a client certificate). Source: SPEC "TLS configuration of the mock server".
+_REQUEST_TLS_FIELDS: dict[str, Evaluator] = {
+    "clientcn": _client_cert_reader("cn"),
+    "clientou": _client_cert_reader("ou"),
+    "cliento": _client_cert_reader("o"),
+    "clientsubject": _client_cert_reader("subject"),
+    "clientissuer": _client_cert_reader("issuer"),
+    "clientserial": _client_cert_reader("serial"),
+    "version": _tls_version,
+    "cipher": _tls_cipher,
+}
+_REQUEST_TLS_NAMES = ("clientCN, clientOU, clientO, clientSubject, clientIssuer, clientSerial, "
+                      "version, cipher")
 
 
 def _compile_request_reference(rest: str, position: int) -> Evaluator:
@@ -848,6 +882,12 @@ def _compile_request_reference(rest: str, position: int) -> Evaluator:
             raise TemplateError(f"request.{field_name} has no sub-field '{argument}' at position {position}",
                                 position)
         return simple
+    if lower == "tls":
+        reader = _REQUEST_TLS_FIELDS.get(argument.lower())
+        if reader is None:
+            raise TemplateError(f"unknown TLS field 'request.tls.{argument}' at position "
+                                f"{position} (known: {_REQUEST_TLS_NAMES})", position)
+        return reader
     if lower in ("pathparam", "query", "header"):
         if not argument:
             raise TemplateError(f"request.{field_name} needs a name, e.g. request.{field_name}.id, "

@@ -340,6 +340,27 @@ def _equals(expected: str) -> Callable[[str], bool]:
     return expected.__eq__
 
 
+class ClientCertCondition(_KeyedCondition):
+    """``matcher.clientCert``: fields of the certificate the client presented over HTTPS
+    (``cn``, ``ou`` (the first OU), ``o``, ``subject``, ``issuer``, ``serial``), tested like
+    header values: text is exact with ``prefix*``/``*suffix``/``*contains*`` wildcards, an
+    object is a value matcher (or ``absent``). Without a client certificate (plain HTTP, or none
+    sent) every field is missing, so only ``absent`` holds.
+
+    Source: SPEC "TLS configuration of the mock server" (``server.tls.clientAuth``).
+    """
+
+    field = "clientCert"
+    per_key_score = scores.CLIENT_CERT
+    label = "client certificate"
+
+    def __init__(self, expected: dict[str, Any], key_path: str = "clientCert"):
+        super().__init__(expected, key_path, True, compile_value_matcher)
+
+    def _source(self, request: MockRequest) -> dict[str, str]:
+        return request.client_cert_fields
+
+
 # --------------------------------------------------------------------------- body
 
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
+from mocks.core.request import CLIENT_CERT_FIELDS
 from mocks.core.schema import Strict, scalar_text
 from mocks.protocols.streaming.config import ChunkedConfig, SseConfig, check_stream_placement
 from tables.config import FieldRule, StatefulBinding
@@ -156,6 +157,8 @@ class Matcher(Strict):
     ``*contains*``; query parameters: exact) or a :class:`ValueMatch` object.
     ``bodyMatchers`` is a list of :class:`BodyMatch` entries that must all hold; each entry
     counts as one condition for precedence.
+    ``clientCert`` tests the certificate an HTTPS client presented, by field (``cn``, ``ou``,
+    ``o``, ``subject``, ``issuer``, ``serial``), with the same value forms as ``headers``.
 
     Source: SPEC "Matcher"; WireMock import (value and body matcher objects).
     """
@@ -171,6 +174,16 @@ class Matcher(Strict):
     body_json_path: dict[str, JsonPathExists | str | int | float | bool | None] | None = Field(
         None, alias="bodyJsonPath")
     body_matchers: list[BodyMatch] | None = Field(None, alias="bodyMatchers")
+    client_cert: dict[str, TextOrValueMatch] | None = Field(None, alias="clientCert")
+
+    @field_validator("client_cert")
+    @classmethod
+    def _client_cert_keys(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        for key in value or ():
+            if key.lower() not in CLIENT_CERT_FIELDS:
+                raise ValueError(f"unknown clientCert field {key!r}; use one of "
+                                 f"{', '.join(CLIENT_CERT_FIELDS)}")
+        return {key.lower(): item for key, item in value.items()} if value else value
 
     @field_validator("method")
     @classmethod
@@ -189,7 +202,7 @@ class Matcher(Strict):
             raise ValueError(f"path must start with '/', got {value!r}")
         return value
 
-    @field_validator("query_params", "headers", mode="before")
+    @field_validator("query_params", "headers", "client_cert", mode="before")
     @classmethod
     def _scalar_values_as_text(cls, value: Any) -> Any:
         # YAML turns `page: 1` into an int; the matcher compares text.

@@ -17,7 +17,7 @@ from mocks.core.errors import ConfigError
 from mocks.core.request import MockRequest
 from mocks.protocols.http.conditions import (
     BodyContainsCondition, BodyEqualsCondition, BodyPatternCondition, Condition,
-    ConditionResult, HeaderCondition, ExactPathCondition, JsonPathCondition, MethodCondition,
+    ClientCertCondition, ConditionResult, HeaderCondition, ExactPathCondition, JsonPathCondition, MethodCondition,
     PathPatternCondition, QueryParamCondition, _PathConditionBase, body_matcher_condition,
     path_condition)
 
@@ -111,6 +111,8 @@ def compile_matcher(matcher: Any, key_path: str,
                                               f"{key_path}.queryParams"))
     if matcher.headers:
         conditions.append(HeaderCondition(matcher.headers, f"{key_path}.headers"))
+    if matcher.client_cert:
+        conditions.append(ClientCertCondition(matcher.client_cert, f"{key_path}.clientCert"))
     if matcher.body_equals is not None:
         conditions.append(BodyEqualsCondition(matcher.body_equals))
     if matcher.body_contains is not None:

@@ -36,7 +36,7 @@ def message_request(upgrade: MockRequest, data: bytes) -> MockRequest:
     peer, with ``data`` as its body."""
     return MockRequest(upgrade.method, upgrade.path, upgrade.query_string, body=data,
                        scheme=upgrade.scheme, raw_headers=upgrade.raw_headers,
-                       peer=upgrade.peer, server=upgrade.server)
+                       peer=upgrade.peer, server=upgrade.server, tls=upgrade.tls)
 
 
 class CompiledMatch:

@@ -280,7 +280,8 @@ def _upgrade_request(scope: dict[str, Any]) -> MockRequest:
                        else str(raw_query),
                        raw_headers=list(scope.get("headers") or ()),
                        scheme="wss" if scope.get("scheme") == "wss" else "ws",
-                       peer=scope.get("client"), server=scope.get("server"))
+                       peer=scope.get("client"), server=scope.get("server"),
+                       tls=(scope.get("extensions") or {}).get("tls"))
 
 
 def _path_params(compiled: CompiledWebSocketMock, path: str) -> dict[str, str]:
