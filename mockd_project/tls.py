@@ -398,19 +398,19 @@ def _with_tls(app: Callable, extension: dict[str, Any]) -> Callable:
     return app_with_tls
 
 
-def _attach(protocol: Any, transport: Any, settings: TlsSettings) -> None:
-    """Give ``protocol`` an app that adds this connection's ``tls`` extension to each scope,
-    or close the connection when ``allowedCNs``/``allowedOUs`` refuse its certificate."""
+def _connection_extension(transport: Any, settings: TlsSettings) -> dict[str, Any] | None:
+    """This connection's ``tls`` extension, or None after closing the connection when
+    ``allowedCNs``/``allowedOUs`` refuse its certificate (or when it is not TLS)."""
     extension = tls_extension(transport)
     if extension is None:
-        return
+        return None
     reason = refusal_reason(extension[CLIENT_CERT_KEY], settings)
     if reason is not None:
         logger.warning("closed an HTTPS connection from %s: %s",
                        transport.get_extra_info("peername"), reason)
         transport.abort()
-        return
-    protocol.app = _with_tls(protocol.app, extension)
+        return None
+    return extension
 
 
 def tls_protocols(settings: TlsSettings) -> tuple[type, type]:
@@ -423,16 +423,27 @@ def tls_protocols(settings: TlsSettings) -> tuple[type, type]:
     class HttpsProtocol(HttpToolsProtocol):
         """httptools over TLS, with the client certificate in the scope."""
 
+        tls_extensions: dict[str, Any] | None = None
+
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            _attach(self, transport, settings)
+            extension = _connection_extension(transport, settings)
+            if extension is not None:
+                self.tls_extensions = {"tls": extension}
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            # Set on the scope uvicorn just built: no extra app layer per request.
+            self.scope["extensions"] = self.tls_extensions  # type: ignore[typeddict-item]
 
     class WssProtocol(AutoWebSocketsProtocol):  # type: ignore[misc, valid-type]
         """The WebSocket protocol over TLS, with the client certificate in the scope."""
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            _attach(self, transport, settings)
+            extension = _connection_extension(transport, settings)
+            if extension is not None:
+                self.app = _with_tls(self.app, extension)
 
     return HttpsProtocol, WssProtocol
 
