@@ -12,8 +12,9 @@ mode) and ``maxBodySize`` are applied by :mod:`mockd_project.runner`; ``maxLogEn
 the request log; ``cors`` shapes the data-plane CORS policy (:mod:`mocks.engine.cors`);
 ``httpsPort``, ``tls`` and ``mtls`` (and the ``server`` block) are merged into one
 :class:`TlsSettings` by :func:`tls_settings_from_file`, which the runner's HTTPS listener
-uses. The other keys (``rateLimit``, ``chaos``, timeouts, ``maxConnections``, ``logRequests``)
-are validated and kept for the features that will use them.
+uses; ``chaos`` (the model of :mod:`chaos.config`) is applied when the engine starts. The
+other keys (``rateLimit``, timeouts, ``maxConnections``, ``logRequests``) are validated and
+kept for the features that will use them.
 
 Source: behavior notes §4 (``serverConfig.cors``, ``serverConfig.rateLimit``), §14
 (``serverConfig`` keys, the ``server`` block as an alternative), §18 (limits); SPEC "TLS
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from chaos import config as chaos_config
 
 
 #: A TCP port as a config file may give it (behavior notes §14: "ports 1–65535").
@@ -160,14 +163,10 @@ class RateLimitConfig(_Strict):
     burst_size: int | None = Field(None, alias="burstSize", ge=1)
 
 
-class ChaosConfig(BaseModel):
-    """``serverConfig.chaos``: fault injection at start-up (behavior notes §11, §14).
-
-    Placeholder: any keys are accepted and kept as given until the chaos feature defines
-    the full shape (``enabled``, latency, error rate, rules, profile). Nothing reads it yet.
-    """
-
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+#: ``serverConfig.chaos``: fault injection applied when the server starts (behavior notes
+#: §11, §14): the strict typed model of :mod:`chaos.config` (unknown keys, probabilities
+#: outside 0..1 and unknown fault types are config errors naming the key).
+ChaosConfig = chaos_config.ChaosConfig
 
 
 class ServerConfig(_Strict):

@@ -111,8 +111,9 @@ def test_full_server_config_is_typed():
     assert server.mtls.client_auth == "require-and-verify"  # the default policy
     assert server.mtls.allowed_cns == ["client"] and server.mtls.allowed_ous == ["qa"]
     assert server.rate_limit.enabled and server.rate_limit.requests_per_second == 10
-    # The chaos block is a placeholder: its keys are kept as given.
-    assert server.chaos.model_extra == {"enabled": True, "latency": {"min": "10ms"}}
+    # The chaos block is the typed chaos model: durations in ms, defaults filled in.
+    assert server.chaos.enabled and (server.chaos.latency.min, server.chaos.latency.max) == (
+        10, 100)
 
 
 def test_server_block_reads_yaml_number_tls_versions_as_text():
