@@ -20,6 +20,7 @@ from ninja.renderers import BaseRenderer
 
 from mockd_project import __version__
 from mockd_project.api_keys import router as api_keys_router
+from chaos.api import router as chaos_router
 from mockd_project.metrics import router as metrics_router
 from mocks.api_portability import router as portability_router
 from mocks.api import (config_router, health_router, mocks_router, requests_router,
@@ -98,6 +99,7 @@ api.add_router("", portability_router)
 api.add_router("", sse_router)
 api.add_router("", websocket_router)
 api.add_router("", soap_router)
+api.add_router("", chaos_router)
 api.add_router("", extras_router)
 
 

@@ -28,6 +28,7 @@ def _register_client_commands(group: click.Group) -> None:
     websocket, import, export, status, stop) and read its files (admin key, admin password).
     Imported on first use so that ``mockd start``/``engine`` do not pay for httpx, rich and the
     importers at start-up."""
+    from chaos import cli as chaos_cli
     from mockd_project import cli_admin, cli_client, cli_websocket
     from mocks import cli_portability, cli_soap
     from oidc import cli as oidc_cli
@@ -40,6 +41,7 @@ def _register_client_commands(group: click.Group) -> None:
     oidc_cli.register(group)
     cli_admin.register(group)
     cli_websocket.register(group)
+    chaos_cli.register(group)
 
 
 class MockdGroup(click.Group):
@@ -201,6 +203,77 @@ def _cors_origins(value: str | None) -> list[str] | None:
     return [item.strip() for item in value.split(",") if item.strip()] if value else None
 
 
+#: Key of the parsed chaos flags in the click context's ``meta``.
+CHAOS_META = "mockd.chaos"
+
+
+def _chaos_latency(context: click.Context, parameter: click.Parameter, value: str | None):
+    if value is None:
+        return None
+    from mocks.core.durations import parse_duration_range_ms
+
+    try:
+        return parse_duration_range_ms(value)
+    except ValueError as error:
+        raise click.BadParameter(f"{error} (expected a range such as 10ms-100ms)") from None
+
+
+def _chaos_profile(context: click.Context, parameter: click.Parameter, value: str | None):
+    if value is None:
+        return None
+    from chaos.profiles import PROFILES
+
+    if value not in PROFILES:
+        raise click.BadParameter(f"chaos profile not found: {value} (one of "
+                                 f"{', '.join(sorted(PROFILES))})")
+    return value
+
+
+def _chaos_options(function):
+    """``--chaos-enabled``, ``--chaos-latency``, ``--chaos-error-rate``, ``--chaos-profile``
+    (behavior notes §15); the parsed flags go to ``context.meta[CHAOS_META]`` as a
+    :class:`chaos.startup.ChaosFlags` (read by :func:`_chaos_flags`)."""
+    import functools
+
+    @functools.wraps(function)
+    def wrapper(*args, chaos_enabled=False, chaos_latency=None, chaos_error_rate=None,
+                chaos_profile=None, **kwargs):
+        if chaos_profile is not None and (chaos_enabled or chaos_latency is not None
+                                          or chaos_error_rate is not None):
+            raise click.UsageError("--chaos-profile cannot be combined with --chaos-enabled, "
+                                   "--chaos-latency or --chaos-error-rate")
+        from chaos.startup import ChaosFlags
+
+        click.get_current_context().meta[CHAOS_META] = ChaosFlags(
+            chaos_enabled, chaos_latency, chaos_error_rate, chaos_profile)
+        return function(*args, **kwargs)
+
+    options = [
+        click.option("--chaos-enabled", is_flag=True,
+                     help="Inject faults from the config's serverConfig.chaos (any chaos "
+                          "flag turns chaos on)."),
+        click.option("--chaos-latency", default=None, metavar="MIN-MAX",
+                     callback=_chaos_latency,
+                     help="Add a random latency to every answer, e.g. 10ms-100ms."),
+        click.option("--chaos-error-rate", type=click.FloatRange(0.0, 1.0), default=None,
+                     metavar="P", help="Answer this share of requests (0..1) with an error "
+                                       "(500 unless serverConfig.chaos.errorRate names codes)."),
+        click.option("--chaos-profile", default=None, metavar="NAME", callback=_chaos_profile,
+                     help="Apply a named chaos profile (slow-api, degraded, flaky, offline, "
+                          "timeout, rate-limited, mobile-3g, satellite, dns-flaky, "
+                          "overloaded); not with the other chaos flags."),
+    ]
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def _chaos_flags():
+    """The :class:`chaos.startup.ChaosFlags` of the running command (None without them)."""
+    context = click.get_current_context(silent=True)
+    return context.meta.get(CHAOS_META) if context is not None else None
+
+
 def child_argv(context: click.Context, drop: frozenset[str] = frozenset()) -> list[str]:
     """The arguments that repeat this command's command-line options for a child process:
     ``[<command name>, --option value, --flag, ...]``, for every parameter given on the
@@ -249,6 +322,7 @@ def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, serve
                          pid_file=pid_file, max_log_entries=max_log_entries,
                          no_persist=no_persist, cors_origins=_cors_origins(cors_origins),
                          allow_body_files_anywhere=allow_body_files_anywhere, merge=merge,
+                         chaos=_chaos_flags(),
                          **_tls_run_options(tls_flags or {}))
     sys.exit(run_server(options))
 
@@ -286,6 +360,7 @@ def _start_command(name: str, help_text: str):
                   help="With -c: also load the stored mocks the file does not define (added "
                        "at run time); a stored mock with a file mock's id is replaced by the "
                        "file's. Without it, -c replaces the stored definitions.")
+    @_chaos_options
     def command(config, host, engine_port, allow_body_files_anywhere, server, log_level,
                 cors_origins, port, admin_port, data_dir, no_auth, detach, pid_file,
                 max_log_entries, no_persist, merge, **tls_flags):
@@ -314,6 +389,7 @@ _start_command("serve", "Alias of 'start'.")
 @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
               help="Data directory: engine-token file, and a folder bodyFile may read from "
                    "(default $MOCKD_DATA_DIR or ~/.local/share/mockd).")
+@_chaos_options
 def engine_command(config, host, engine_port, allow_body_files_anywhere, server, log_level,
                    cors_origins, port, print_url, engine_token, data_dir):
     """Headless engine: data plane and a token-protected engine-control port on loopback; no
@@ -328,7 +404,8 @@ def engine_command(config, host, engine_port, allow_body_files_anywhere, server,
                          log_level=_level(log_level, "warning"),
                          cors_origins=_cors_origins(cors_origins), engine_token=engine_token,
                          data_dir=data_dir,
-                         allow_body_files_anywhere=allow_body_files_anywhere)
+                         allow_body_files_anywhere=allow_body_files_anywhere,
+                         chaos=_chaos_flags())
     sys.exit(run_server(options))
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chaos.startup import startup_chaos
 from mocks.engine.control import EngineControl, EngineControlApp
 from mocks.engine.core import DEFAULT_MAX_BODY_SIZE, Engine
 from mocks.engine.cors import CorsPolicy
@@ -92,6 +93,8 @@ class RunOptions:
         pid_file: PID file path (full mode; None = ``~/.mockd/mockd.pid``).
         cors_origins: origins CORS allows on the mock server (``--cors-origins``), overriding
             ``serverConfig.cors.allowOrigins``; None keeps the config's or the default.
+        chaos: the chaos flags (:class:`chaos.startup.ChaosFlags`), or None; applied over
+            ``serverConfig.chaos`` when the engine starts (behavior notes §15).
         https_port: HTTPS port of the mock server (``--https-port``; 0 or None: the config's,
             else no HTTPS).
         tls_cert, tls_key: ``--tls-cert``/``--tls-key``: PEM certificate and key of the HTTPS
@@ -134,6 +137,7 @@ class RunOptions:
     admin_tls_cert: str | None = None
     admin_tls_key: str | None = None
     admin_tls_auto: bool = False
+    chaos: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -543,6 +547,10 @@ def run_server(options: RunOptions) -> int:
     from mockd_project.asgi import data_plane_application
 
     control = EngineControl(engine, _log_capacity(options, config))
+    chaos = startup_chaos(getattr(getattr(config, "server_config", None), "chaos", None),
+                          options.chaos)
+    if chaos is not None:
+        control.install_chaos(chaos)  # serverConfig.chaos and the --chaos-* flags
     runtime.control = control
     runtime.host = options.host
     data_app = data_plane_application(engine, lean=not options.full)

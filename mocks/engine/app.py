@@ -1,7 +1,8 @@
 """The data-plane ASGI app: the lean hot path of the mock server.
 
 Pipeline (STYLE §4): read the request (body read once, capped) -> built-in health routes ->
-match against the snapshot -> respond -> serve event to observers.
+chaos (only while enabled: ``engine.chaos``) -> match against the snapshot -> respond ->
+serve event to observers.
 
 Source: ARCHITECTURE "Request flow (data plane)"; behavior notes §4 (order of built-in routes,
 ``/__mockd/health``, ``/__mockd/ready``, ``/health``, ``/ready``, no-match answer, HEAD
@@ -15,6 +16,7 @@ from typing import Any, Awaitable, Callable
 
 import orjson
 
+from chaos.injector import apply_http
 from mocks.protocols.streaming.sender import StreamAction
 from mocks.engine.core import Engine, ServeEvent, utc_timestamp
 from mocks.engine.matching import near_misses
@@ -112,6 +114,7 @@ class DataPlaneApp:
             return
 
         cors = engine.cors
+        raw_send = send
         origin = request.origin_header if cors.enabled else None
         if origin is not None and cors.allowed(origin):
             send = cors.wrap(send, origin)
@@ -124,6 +127,17 @@ class DataPlaneApp:
                 await send_simple(send, 200, [(b"content-type", JSON_TYPE)], builtin,
                                   head=request.method == "HEAD")
                 return
+
+        if engine.chaos is not None:
+            # Chaos stage (behavior notes §11), before matching; the built-in health routes
+            # above stay truthful so supervisors see the server alive.
+            decision = engine.chaos.decide(request.method, request.path)
+            if decision is not None:
+                chaos_send = await apply_http(decision, send, raw_send)
+                if chaos_send is None:
+                    self._observe(request, started, decision.status or 0, error="chaos")
+                    return
+                send = chaos_send
 
         snapshot = engine.snapshot
         if snapshot.routes:

@@ -7,7 +7,7 @@ routes mirror the admin's (behavior notes §16): ``/health``, ``/config``, ``/mo
 ``/status``, ``/requests`` (+ ``/{id}``, ``/stream``), ``/mocks/{id}/verify``,
 ``/mocks/{id}/invocations``, ``/verify``, ``/scenarios…`` (scenario states; resetting every
 table resets them too), ``/state…``, ``/sse…``, ``/mocks/{id}/sse/…``, ``/websocket/…`` and
-``/mocks/{id}/websocket/connections``. Only
+``/mocks/{id}/websocket/connections``, ``/chaos…`` (:mod:`chaos.control`). Only
 ``mockd engine`` binds that port (never full mode); each request must carry the engine token,
 send JSON bodies and no ``Origin`` header (:func:`gate_answer`), so no web page can reach it.
 
@@ -29,6 +29,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import orjson
 
+from chaos.control import ChaosControl, route_chaos
 from tables.control import TableControl, route_state
 
 from mocks.config import ConfigFile
@@ -85,11 +86,12 @@ class WorkspaceOf(Mapping[str, str]):
         return len(self._compiled)
 
 
-class EngineControl(TableControl):
+class EngineControl(TableControl, ChaosControl):
     """The in-process control interface of one :class:`Engine`.
 
     Table methods (state overview, reset, clear, items, register/unregister a table) come
-    from :class:`~tables.control.TableControl`.
+    from :class:`~tables.control.TableControl`; chaos methods (config, stats, fault state,
+    circuit breakers, profiles) from :class:`~chaos.control.ChaosControl`.
 
     Creating it registers the :class:`RequestLog` as the engine's serve-event observer.
 
@@ -582,6 +584,10 @@ class EngineControlApp:
             pass
         elif await route_soap(control, method, path,  # /soap, /soap/{id}/status
                               lambda status, payload: _answer(send, status, payload)):
+            pass
+        elif await route_chaos(control, method, path,  # /chaos…
+                               lambda: read_body(receive, 1024 * 1024, None),
+                               lambda status, payload: _answer(send, status, payload)):
             pass
         else:
             await _answer(send, 404, {"error": "not_found", "message": "Resource not found"})

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from chaos.injector import ChaosInjector, ChaosRuntime
 from tables.operations import apply_operations
 from tables.store import TableStore
 
@@ -119,6 +120,11 @@ class Engine:
         self.cors = CorsPolicy()
         self.cors_origins: list[str] | None = None
         self.started_at = time.time()
+        #: Fault injection (behavior notes §11): the live injector while chaos is enabled,
+        #: else None, so chaos off costs the data plane one attribute read. Set only by
+        #: ``chaos_runtime``, which keeps the config, statistics and fault state.
+        self.chaos: ChaosInjector | None = None
+        self.chaos_runtime = ChaosRuntime(self)
         self.base_dir = Path(".")
         #: Folders a ``bodyFile`` must resolve into (behavior notes §15); empty: anywhere.
         self.body_file_roots: tuple[Path, ...] = ()

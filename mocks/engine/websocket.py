@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chaos.injector import admit_websocket
 from mocks.engine.core import Engine
 
 
@@ -37,4 +38,7 @@ class WebSocketRouterApp:
                 # Closing before accepting makes the server answer the upgrade with 403.
                 await send({"type": "websocket.close", "code": 1008})
             return
+        chaos = self.engine.chaos
+        if chaos is not None and not await admit_websocket(chaos, scope, receive, send):
+            return  # refused by a chaos fault (behavior notes §11)
         await route.app(scope, receive, send)
