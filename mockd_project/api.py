@@ -26,6 +26,7 @@ from mocks.api_portability import router as portability_router
 from mocks.api import (config_router, health_router, mocks_router, requests_router,
                        verification_router, workspaces_router)
 from mocks.api_scenarios import router as scenarios_router
+from mocks.api_grpc import router as grpc_router
 from mocks.api_soap import router as soap_router
 from mocks.api_sse import router as sse_router
 from mocks.api_websocket import router as websocket_router
@@ -99,6 +100,7 @@ api.add_router("", portability_router)
 api.add_router("", sse_router)
 api.add_router("", websocket_router)
 api.add_router("", soap_router)
+api.add_router("", grpc_router)
 api.add_router("", chaos_router)
 api.add_router("", extras_router)
 

@@ -150,6 +150,8 @@ class EngineCollector:
                                ("control", "Engine Control")):
             if key in runtime.ports:
                 port_info.add_metric([str(runtime.ports[key]), "HTTP", component], 1)
+        for row in status.get("grpcPorts") or ():
+            port_info.add_metric([str(row["port"]), row["protocol"], row["component"]], 1)
         yield port_info
 
 

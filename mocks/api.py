@@ -36,6 +36,8 @@ from mocks.engine.control import (CONNECTED_MESSAGE, MISSING_CRITERIA_MESSAGE,
                                   STREAM_KEEPALIVE_SECONDS, criteria_from, sse_frame)
 from mocks.engine.core import utc_timestamp
 from mocks.engine.requestlog import QueryParameterError, parse_request_filter
+from mocks.grpc_services import merge_into_port_owner
+from mocks.protocols.grpc.control import grpc_ports
 from mocks.services import AdminError, MockFilter, validation_error
 
 health_router = Router(tags=["health"])
@@ -151,6 +153,10 @@ def ports(request: HttpRequest, verbose: bool = False) -> dict[str, Any]:
         if verbose:
             engine_row.update(engineId="local", engineName="Local Engine")
         rows.append(engine_row)
+    control = runtime.control
+    if control is not None and hasattr(control, "engine"):
+        # gRPC servers (behavior notes §1: after the engine rows); a read-only look.
+        rows += grpc_ports(control)
     return {"ports": rows}
 
 
@@ -180,7 +186,12 @@ def create_mock(request: HttpRequest,
                 workspace_id: str | None = Query(None, alias="workspaceId")) -> Any:
     """201 ``{id, action: created, message: "Created <type> mock", mock, ...mock fields}``
     (contract note: the mock's fields are also copied to the top level)."""
-    document = services.create_mock(json_body(request), workspace_id)
+    body = json_body(request)
+    # A gRPC mock for a port a gRPC mock of its workspace uses joins that mock (SPEC "Mocks").
+    merged = merge_into_port_owner(body, workspace_id)
+    if merged is not None:
+        return _json(merged, 200)
+    document = services.create_mock(body, workspace_id)
     payload = {**document, "id": document["id"], "action": "created",
                "message": f"Created {document['type']} mock", "mock": document}
     return _json(payload, 201)

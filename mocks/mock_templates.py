@@ -194,6 +194,24 @@ TEMPLATES: tuple[dict[str, Any], ...] = (
              "DeleteUser": {"soapAction": "urn:users/DeleteUser",
                             "fault": {"code": "soap:Client",
                                       "string": "users cannot be deleted here"}}}}}},
+    {"id": "grpc-service", "type": "grpc", "name": "gRPC service",
+     "description": "A gRPC Greeter on port 50051 from an inline .proto, with reflection: "
+                    "SayHello greets the name it was sent, SayHello for 'nobody' answers "
+                    "NOT_FOUND with error details.",
+     "mock": {"type": "grpc", "name": "Greeter", "grpc": {
+         "port": 50051, "reflection": True,
+         "protoContent": 'syntax = "proto3";\npackage helloworld;\n'
+                         'service Greeter { rpc SayHello (HelloRequest) returns (HelloReply); }\n'
+                         'message HelloRequest { string name = 1; }\n'
+                         'message HelloReply { string message = 1; }\n',
+         "services": {"helloworld.Greeter": {"methods": {"SayHello": {
+             "response": {"message": "Hello {{request.name}}"},
+             "variants": [{"match": {"request": {"name": "nobody"}},
+                           "error": {"code": "NOT_FOUND", "message": "no such person",
+                                     "details": [{
+                                         "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                         "reason": "UNKNOWN_PERSON",
+                                         "domain": "example.com"}]}}]}}}}}}},
 )
 
 

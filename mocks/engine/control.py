@@ -38,6 +38,8 @@ from mocks.protocols.http.scenarios import (route_scenarios, scenario_overview,
 from mocks.protocols.streaming.config import DEFAULT_BUFFER_SIZE
 from mocks.protocols.streaming.control import route_sse
 from mocks.protocols.soap.control import route_soap
+from mocks.protocols.grpc.control import grpc_ports, route_grpc
+from mocks.protocols.grpc.server import hub_of as grpc_hub_of
 from mocks.protocols.streaming.runtime import CLOSED_BY_ADMIN
 from mocks.protocols.websocket.control import (WebSocketAdminError, broadcast_target,
                                                endpoint_documents, outgoing_message,
@@ -174,11 +176,13 @@ class EngineControl(TableControl, ChaosControl):
         streams = {kind: len(self.engine.streams.connections(kind=kind))
                    for kind in (STREAM_SSE, STREAM_CHUNKED)}
         streams["websocket"] = len(self._websocket_hub.connections)
+        streams["grpc"] = len(grpc_hub_of(self.engine.shared_state).calls)  # calls in progress
         return streams
 
     async def status(self) -> dict[str, Any]:
         """``{ready, mockCount, activeMocks, requestCount, mocksByType, enabledByType,
-        streamSubscribers, openStreams, startedAt, uptime}`` (uptime in whole seconds)."""
+        streamSubscribers, openStreams, grpcPorts, startedAt, uptime}`` (uptime in whole
+        seconds; ``grpcPorts`` the ``/ports`` rows of gRPC servers)."""
         by_type: dict[str, int] = {}
         enabled_by_type: dict[str, int] = {}
         for mock in self.engine.snapshot.mocks:
@@ -191,6 +195,7 @@ class EngineControl(TableControl, ChaosControl):
                 "mocksByType": by_type, "enabledByType": enabled_by_type,
                 "streamSubscribers": self.request_log.subscriber_count,
                 "openStreams": self._open_streams_by_protocol(),
+                "grpcPorts": grpc_ports(self),
                 "startedAt": utc_timestamp(self.engine.started_at),
                 "uptime": int(time.time() - self.engine.started_at)}
 
@@ -583,6 +588,9 @@ class EngineControlApp:
                                    lambda status, payload: _answer(send, status, payload)):
             pass
         elif await route_soap(control, method, path,  # /soap, /soap/{id}/status
+                              lambda status, payload: _answer(send, status, payload)):
+            pass
+        elif await route_grpc(control, method, path,  # /grpc, /grpc/…
                               lambda status, payload: _answer(send, status, payload)):
             pass
         elif await route_chaos(control, method, path,  # /chaos…

@@ -52,6 +52,9 @@ class ListenerSupervisor:
             for name, service in list(self.running.items()):
                 replacement = wanted.get(name)
                 if replacement is not None and replacement.definition == service.definition:
+                    adopt = getattr(service, "adopt", None)
+                    if adopt is not None and replacement is not service:
+                        adopt(replacement)  # new answers, same listener: no restart
                     continue
                 await self._stop(name, service)
             for name, service in wanted.items():

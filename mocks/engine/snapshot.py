@@ -364,7 +364,11 @@ def _assemble(config: ConfigFile, shared: _Shared, compiled: dict[str, CompiledE
         for websocket_route in output.websocket_routes:
             websocket_routes.setdefault(websocket_route.path, websocket_route)
         for service in output.services:
-            services.setdefault(service.name, service)
+            present = services.get(service.name)
+            if present is None:
+                services[service.name] = service
+            elif hasattr(present, "merged"):
+                services[service.name] = present.merged(service)  # gRPC mocks of one port
     return Snapshot(
         config=config, mocks=tuple(config.mocks), candidates=tuple(index.candidates),
         index=index, routes=routes,

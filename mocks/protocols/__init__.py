@@ -95,6 +95,11 @@ class ListenerService(Protocol):
     ``start`` binds and begins serving (raises ``OSError`` when the port is taken);
     ``stop`` releases the port within about a second; ``health`` returns a JSON-able dict
     with at least ``{"status": "running" | "stopped" | "failed"}``.
+
+    Optional capabilities: ``merged(other)`` returns one service serving both when two mocks
+    give a service of the same ``name`` (gRPC mocks sharing a port; without it the first
+    mock's service is kept); ``adopt(replacement)`` lets a running listener serve the answers
+    of an equal-definition replacement without a restart.
     """
 
     name: str
@@ -195,7 +200,8 @@ PROTOCOLS: tuple[ProtocolEntry, ...] = (
                   "mocks.protocols.http.handler:HANDLER"),
     ProtocolEntry("graphql", "mocks.protocols.graphql.config:GraphQLMock",
                   "mocks.protocols.graphql.handler:HANDLER"),
-    ProtocolEntry("grpc", "mocks.protocols.pending:PendingProtocolConfig", None),
+    ProtocolEntry("grpc", "mocks.protocols.grpc.config:GrpcMock",
+                  "mocks.protocols.grpc.handler:HANDLER"),
     ProtocolEntry("websocket", "mocks.protocols.websocket.config:WebSocketMock",
                   "mocks.protocols.websocket.handler:HANDLER"),
     ProtocolEntry("mqtt", "mocks.protocols.pending:PendingProtocolConfig", None),

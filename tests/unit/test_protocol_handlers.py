@@ -20,6 +20,10 @@ from mocks.protocols import (CompileContext, CompiledMock, HandlerImportError, P
 from tests.helpers import http_mock, make_config
 from tests.oidc_presets import oauth_mock
 
+#: A one-method service for the ``grpc`` samples (compiled in process at run time).
+GRPC_PROTO = ('syntax = "proto3"; package demo; message Text { string text = 1; } '
+              'service Pinger { rpc Ping (Text) returns (Text); }')
+
 #: One valid mock per served type and one invalid block with the key its error must name.
 #: A new handler must add its samples here, or the suite below fails.
 SAMPLES: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
@@ -55,6 +59,13 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
                   "Ping": {"response": "<PingResponse/>",
                            "match": {"xpath": {"//[": "1"}}}}}},
              "mocks[0].soap.operations.Ping.match.xpath.//["),
+    "grpc": ({"id": "r", "type": "grpc",
+              "grpc": {"port": 50051, "protoContent": GRPC_PROTO, "services": {
+                  "demo.Pinger": {"methods": {"Ping": {"response": {"text": "pong"}}}}}}},
+             {"id": "bad", "type": "grpc",
+              "grpc": {"port": 50051, "protoContent": GRPC_PROTO, "services": {
+                  "demo.Pinger": {"methods": {"Ping": {"response": {"nope": 1}}}}}}},
+             "mocks[0].grpc.services.demo.Pinger.methods.Ping.response"),
 }
 
 SERVED = [entry.mock_type for entry in protocols.PROTOCOLS if entry.handler is not None]
@@ -108,8 +119,8 @@ def test_mock_schema_is_a_union_over_type_with_each_handlers_block():
 
 
 def test_a_mock_takes_only_the_block_of_its_type():
-    with pytest.raises(ConfigError, match="takes only the 'http' object; remove 'grpc'"):
-        validate_config(make_config({"id": "x", "type": "http", "grpc": {},
+    with pytest.raises(ConfigError, match="takes only the 'http' object; remove 'mqtt'"):
+        validate_config(make_config({"id": "x", "type": "http", "mqtt": {},
                                      "http": {"matcher": {"path": "/x"}}}))
 
 

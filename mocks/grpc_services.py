@@ -1,0 +1,166 @@
+"""Port sharing of gRPC mocks on the admin side: a gRPC mock posted for a port that a gRPC
+mock of the same workspace already uses is merged into that mock.
+
+``POST /mocks`` calls :func:`merge_into_port_owner` first; it answers None when the body is
+not a gRPC mock or its port is free, so the mock is created as usual. Otherwise:
+
+* another protocol on the port (an MQTT broker) -> 409 ``port_conflict``;
+* a gRPC mock of another workspace on the port -> 409 ``port_conflict``;
+* a method the posted mock configures that the port's mock configures too (same service and
+  method), or a service both serve from different ``.proto`` definitions -> 409
+  ``service_conflict`` naming them;
+* else the port's mock takes the posted mock's ``.proto`` files (``protoFiles``), import
+  folders, reflection flag and method entries, and the answer is 200 ``{id, action:
+  "merged", message, targetMockId, addedServices, totalServices, mock}`` (services added or
+  given new methods; every service the port serves after the merge).
+
+Source: SPEC "Mocks" (port merging and its 409 answers); behavior notes §1 (``merged``
+answer; ``service_conflict``).
+"""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from django.utils import timezone as django_timezone
+
+from mocks import services
+from mocks.core.errors import ConfigError
+from mocks.models import DEFAULT_WORKSPACE_ID, Mock
+from mocks.protocols.grpc.protos import load_protos
+
+
+def _port_of(config: dict[str, Any]) -> int | None:
+    port = (config or {}).get("port")
+    return port if isinstance(port, int) else None
+
+
+def _served(mock_config: Any, mock_id: str) -> dict[str, set[str]]:
+    """Service full name -> method names served by a validated ``grpc`` block."""
+    try:
+        protos = load_protos(mock_config, "grpc", Path("."), (), mock_id)
+    except ConfigError as error:
+        raise services.validation_error(str(error)) from None
+    served: dict[str, set[str]] = {}
+    for info in protos.methods.values():
+        served.setdefault(info.service, set()).add(info.name)
+    return served
+
+
+def _proto_files(config: dict[str, Any]) -> list[str]:
+    files = [config["protoFile"]] if config.get("protoFile") else []
+    return files + list(config.get("protoFiles") or [])
+
+
+def merged_config(target: dict[str, Any], incoming: dict[str, Any]) -> dict[str, Any]:
+    """The ``grpc`` block of the port's mock after taking ``incoming``'s protos and methods
+    (no conflict checks). Raises 409 ``service_conflict`` for two different inline
+    ``protoContent`` texts."""
+    out = copy.deepcopy(target)
+    if incoming.get("protoContent") and target.get("protoContent") and \
+            incoming["protoContent"] != target["protoContent"]:
+        raise services.AdminError(409, "service_conflict",
+                                  "both mocks give an inline protoContent; a port's mock "
+                                  "holds one: post the new services with protoFile instead")
+    if incoming.get("protoContent") and not target.get("protoContent"):
+        out["protoContent"] = incoming["protoContent"]
+    files = _proto_files(target)
+    for name in _proto_files(incoming):
+        if name not in files:
+            files.append(name)
+    out.pop("protoFile", None)
+    out.pop("protoFiles", None)
+    if files:
+        out["protoFile"] = files[0]
+        if files[1:]:
+            out["protoFiles"] = files[1:]
+    imports = list(target.get("importPaths") or [])
+    imports += [folder for folder in incoming.get("importPaths") or [] if folder not in imports]
+    if imports:
+        out["importPaths"] = imports
+    out["reflection"] = bool(target.get("reflection") or incoming.get("reflection"))
+    merged_services = out.setdefault("services", {})
+    for service_name, service in (incoming.get("services") or {}).items():
+        entry = merged_services.setdefault(service_name, {})
+        methods = entry.setdefault("methods", {})
+        methods.update(copy.deepcopy((service or {}).get("methods") or {}))
+    return out
+
+
+def merge_into_port_owner(body: Any, workspace_id: str | None) -> dict[str, Any] | None:
+    """Merge a posted gRPC mock into the mock that owns its port (see the module docstring);
+    None when the mock is to be created as usual. Raises :class:`~mocks.services.AdminError`
+    (400 for an invalid body, 409 ``port_conflict``/``service_conflict``)."""
+    if not isinstance(body, dict):
+        return None
+    declared = body.get("type") or ("grpc" if isinstance(body.get("grpc"), dict) else None)
+    if declared != "grpc" or not isinstance(body.get("grpc"), dict):
+        return None
+    port = _port_of(body["grpc"])
+    if port is None:
+        return None
+    owners = [row for row in Mock.objects.filter(type__in=("grpc", "mqtt"))
+              if _port_of(row.config) == port and row.id != body.get("id")]
+    if not owners:
+        return None
+    mock = services.parse_mock(body)
+    workspace = mock.workspace_id or workspace_id or DEFAULT_WORKSPACE_ID
+    other_protocol = next((row for row in owners if row.type != "grpc"), None)
+    if other_protocol is not None:
+        raise services.AdminError(409, "port_conflict",
+                                  f"port {port} is used by {other_protocol.type} mock "
+                                  f"{other_protocol.id!r}; give the gRPC mock another port")
+    same = [row for row in owners if row.workspace_id == workspace]
+    if not same:
+        row = owners[0]
+        raise services.AdminError(409, "port_conflict",
+                                  f"port {port} is used by gRPC mock {row.id!r} of workspace "
+                                  f"{row.workspace_id!r}; mocks of two workspaces cannot share "
+                                  f"a gRPC port: use another port")
+    target = same[0]
+    incoming_config = body["grpc"]
+    target_mock = services.parse_mock(services.mock_document(target))
+    served_before = _served(target_mock.grpc, target.id)
+    served_new = _served(mock.grpc, mock.id)
+    conflicts = []
+    for service_name, service in mock.grpc.services.items():
+        existing = (target.config.get("services") or {}).get(service_name) or {}
+        for method_name in service.methods:
+            if method_name in (existing.get("methods") or {}):
+                conflicts.append(f"{service_name}/{method_name}")
+    for service_name, methods in served_new.items():
+        before = served_before.get(service_name)
+        if before is not None and before != methods:
+            conflicts.append(f"{service_name} (defined differently by the two .proto files)")
+    if conflicts:
+        raise services.AdminError(409, "service_conflict",
+                                  f"mock {target.id!r} on port {port} already serves "
+                                  + ", ".join(conflicts)
+                                  + "; change that mock (PUT/PATCH /mocks/"
+                                  f"{target.id}) or use another port")
+    configured_before = {name: set((service.get("methods") or {}))
+                         for name, service in (target.config.get("services") or {}).items()}
+    merged = merged_config(target.config, incoming_config)
+    document = services.mock_document(target)
+    document[target.type] = merged
+    checked = services.parse_mock(document, mock_id=target.id)
+    added = sorted(name for name in served_new if name not in served_before
+                   or set((mock.grpc.services.get(name).methods if name in mock.grpc.services
+                           else {})) - configured_before.get(name, set()))
+
+    def change() -> Mock:
+        row = services.get_mock_row(target.id)
+        row.config = checked.model_dump(mode="json", by_alias=True,
+                                         exclude_unset=True).get("grpc") or merged
+        row.updated_at = django_timezone.now()
+        row.save()
+        return row
+
+    saved = services.commit_change(change, touched={target.id})
+    total = sorted(set(served_before) | set(served_new))
+    return {"id": target.id, "action": "merged",
+            "message": f"Merged {len(added)} service(s) into gRPC mock {target.id!r} on port "
+                       f"{port}",
+            "targetMockId": target.id, "addedServices": added, "totalServices": total,
+            "mock": services.mock_document(saved)}
