@@ -9,8 +9,8 @@ validate+merge service: the CLI posts it to ``POST /config``; the config loader 
 
 Importers (one module each, resolved lazily from import strings so that, for example, lxml
 is only loaded for WSDL): ``openapi`` (OpenAPI 3.0/3.1, Swagger 2.0), ``postman``, ``har``,
-``wiremock``, ``mockoon``, ``wsdl``, ``curl`` (only when asked for), ``mockd`` (our own
-format, with its version-upgrade chain).
+``wiremock``, ``mockoon``, ``wsdl``, ``proto`` (gRPC services of a ``.proto``), ``curl``
+(only when asked for), ``mockd`` (our own format, with its version-upgrade chain).
 
 Who may call it: anyone; no Django, no I/O besides reading the given file or directory.
 Pure functions: safe in any thread.
@@ -68,6 +68,7 @@ FORMATS: dict[str, str] = {
     "postman": "mocks.portability.importers.postman:PostmanImporter",
     "mockoon": "mocks.portability.importers.mockoon:MockoonImporter",
     "wiremock": "mocks.portability.importers.wiremock:WireMockImporter",
+    "proto": "mocks.portability.importers.proto:ProtoImporter",
     "curl": "mocks.portability.importers.curl:CurlImporter",
 }
 
