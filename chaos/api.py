@@ -76,7 +76,8 @@ async def get_stats(request: HttpRequest) -> dict[str, Any]:
 
 
 @router.post("/chaos/stats/reset", summary="Reset chaos statistics")
-@router.delete("/chaos/stats", summary="Reset chaos statistics")
+@router.delete("/chaos/stats", summary="Reset chaos statistics",
+               operation_id="chaos_api_delete_stats")
 async def reset_stats(request: HttpRequest) -> dict[str, Any]:
     """``{"message": "chaos stats reset"}``."""
     return await _call("reset_chaos_stats")
