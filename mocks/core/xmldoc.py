@@ -51,12 +51,25 @@ class XmlRefused(ValueError):
         self.line = line
 
 
+#: ``lxml.etree`` once imported (the hot path skips the import statement).
+_etree: Any = None
+
+
+def _lxml() -> Any:
+    """``lxml.etree``, imported on first use."""
+    global _etree
+    if _etree is None:
+        from lxml import etree
+
+        _etree = etree
+    return _etree
+
+
 def _parser() -> Any:
     """This thread's safe lxml parser (parsers are not shared across threads)."""
     parser = getattr(_local, "parser", None)
     if parser is None:
-        from lxml import etree
-
+        etree = _lxml()
         parser = _local.parser = etree.XMLParser(
             resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
             huge_tree=False, remove_comments=True, remove_pis=True, collect_ids=False)
@@ -70,8 +83,7 @@ def parse_xml(data: bytes | str, limit: int = MAX_XML_BYTES) -> Any:
     :class:`XmlRefused` for a document over ``limit`` bytes, one with a DTD, or one that is
     not well-formed (the reason names the line).
     """
-    from lxml import etree
-
+    etree = _etree if _etree is not None else _lxml()
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if len(raw) > limit:
         raise XmlRefused("too_large", f"XML document of {len(raw)} bytes is over the limit "
@@ -82,8 +94,9 @@ def parse_xml(data: bytes | str, limit: int = MAX_XML_BYTES) -> Any:
     if isinstance(data, str) and raw[:5] == b"<?xml":
         # Text with an encoding declaration: lxml refuses unicode input that declares one.
         data = raw
+    parser = getattr(_local, "parser", None)
     try:
-        root = etree.fromstring(data, _parser())
+        root = etree.fromstring(data, parser if parser is not None else _parser())
     except etree.XMLSyntaxError as error:
         line = getattr(error, "lineno", None) or None
         message = getattr(error, "msg", None) or str(error)
@@ -218,6 +231,13 @@ def compile_xpath(expression: str) -> Callable[[Any], str]:
         compiled = etree.XPath(local_xpath(text), smart_strings=False)
     except etree.XPathSyntaxError as error:
         raise ValueError(f"invalid XPath {expression!r}: {error}") from None
+    chain = _NAME_CHAIN.fullmatch(text)
+    if chain is not None:
+        evaluate = _name_chain_evaluator(chain.group(1) == "/",
+                                         [name.rsplit(":", 1)[-1]
+                                          for name in chain.group(2).split("/")])
+        evaluate.expression = expression  # type: ignore[attr-defined]
+        return evaluate
 
     def evaluate(root: Any) -> str:
         if root is None:
@@ -229,6 +249,45 @@ def compile_xpath(expression: str) -> Callable[[Any], str]:
         return xpath_text(result)
 
     evaluate.expression = expression  # type: ignore[attr-defined]
+    return evaluate
+
+
+_NAME = r"(?:[A-Za-z_][\w.-]*:)?[A-Za-z_][\w.-]*"
+#: ``/A/B/C`` or ``//A/B/C``: element names joined by child steps, nothing else.
+_NAME_CHAIN = re.compile(rf"(//?)({_NAME}(?:/{_NAME})*)")
+
+
+def _name_chain_evaluator(absolute: bool, names: list[str]) -> Callable[[Any], str]:
+    """The evaluator of ``/A/B/C`` (``absolute``) or ``//A/B/C`` by local names, without the
+    XPath engine: the first ``C`` in document order (``iter`` walks in that order) whose
+    parent is a ``B`` whose parent is an ``A`` (the document element for ``/A/...``), as
+    :func:`xpath_text` gives it. Same result as the rewritten XPath (see
+    :func:`compile_xpath`); about half its cost, and no XPath context per call."""
+    wanted = "{*}" + names[-1]  # lxml: this local name in any namespace, or in none
+    ancestors = tuple(reversed(names[:-1]))  # parent first
+
+    def evaluate(root: Any) -> str:
+        if root is None:
+            return ""
+        if root.getparent() is not None:  # XPath "/" and "//" start at the document
+            root = root.getroottree().getroot()
+        for element in root.iter(wanted):
+            node = element
+            for name in ancestors:
+                node = node.getparent()
+                if node is None:
+                    break
+                tag = node.tag
+                if tag[tag.rfind("}") + 1:] != name:
+                    node = None
+                    break
+            if node is None or (absolute and node.getparent() is not None):
+                continue
+            if len(element) == 0:  # a leaf: its text (xpath_text of one element)
+                return (element.text or "").strip()
+            return element_text(element)
+        return ""
+
     return evaluate
 
 

@@ -329,20 +329,30 @@ class SoapEndpoint:
         except XmlRefused as error:
             raise _FaultAnswer(client_fault(f"The request is not a readable SOAP envelope: "
                                             f"{error.reason}")) from None
-        version = VERSIONS.get(namespace_of(root.tag))
-        if local_name(root.tag) != "Envelope" or version is None:
+        tag = root.tag
+        version = VERSIONS.get(namespace_of(tag))
+        if tag[tag.rfind("}") + 1:] != "Envelope" or version is None:
             raise _FaultAnswer(client_fault(
                 f"The request is not a SOAP envelope: expected an Envelope element in the SOAP "
-                f"1.1 or 1.2 namespace, got <{local_name(root.tag) or root.tag}>"))
+                f"1.1 or 1.2 namespace, got <{local_name(tag) or tag}>"))
         details["soapVersion"] = version
-        body = next((child for child in root if local_name(child.tag) == "Body"), None)
-        elements = [child for child in body if isinstance(child.tag, str)] \
-            if body is not None else []
-        first = local_name(elements[0].tag) if elements else ""
+        # One pass each over the envelope's and the body's children (local names inline).
+        elements = []
+        for child in root:
+            tag = child.tag
+            if tag.__class__ is str and tag[tag.rfind("}") + 1:] == "Body":
+                elements = [element for element in child if element.tag.__class__ is str]
+                break
+        if elements:
+            tag = elements[0].tag
+            first = tag[tag.rfind("}") + 1:]
+        else:
+            first = ""
         operation = self._choose(details["soapAction"], first)
         details["soapOperation"] = operation.name
-        # Templates read the envelope: xpath over the parsed document (names match by local name), request.body
-        # as the SOAP body's content by element name (each built only when something reads it).
+        # Templates read the envelope: xpath over the parsed document (names match by local
+        # name), request.body as the SOAP body's content by element name (each built only
+        # when something reads it).
         if operation.needs_map:
             request.__dict__["json"] = {local_name(element.tag): element_to_map(element)
                                         for element in elements}
