@@ -540,7 +540,19 @@ class GraphQLExecutor:
         awaitable of one when a resolver waits (``delay``)."""
         return execute(self.schema, document, root_value=root_value, context_value=run,
                        variable_values=variables, operation_name=operation_name,
-                       field_resolver=self.resolve_field, type_resolver=self.resolve_type)
+                       field_resolver=self.resolve_field, type_resolver=self.resolve_type,
+                       is_awaitable=_is_awaitable)
+
+
+#: Types of the values resolvers return that are never awaitable (JSON-like data).
+_PLAIN_TYPES = frozenset((dict, list, str, int, float, bool, type(None)))
+
+
+def _is_awaitable(value: Any) -> bool:
+    """graphql-core's ``is_awaitable`` with a shortcut for plain data: the executor asks it
+    of every field's value (and list item), and resolvers return JSON-like data except for
+    a ``delay`` (a coroutine), which the full check still sees."""
+    return value.__class__ not in _PLAIN_TYPES and is_awaitable(value)
 
 
 def _field_of(schema: GraphQLSchema, key: str, where: str) -> Any:
