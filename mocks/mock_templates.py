@@ -212,6 +212,22 @@ TEMPLATES: tuple[dict[str, Any], ...] = (
                                          "@type": "type.googleapis.com/google.rpc.ErrorInfo",
                                          "reason": "UNKNOWN_PERSON",
                                          "domain": "example.com"}]}}]}}}}}}},
+    {"id": "mqtt-devices", "type": "mqtt", "name": "MQTT broker with devices",
+     "description": "An MQTT broker on port 1883: five simulated thermostats publish "
+                    "sensors/<device>/temp every 5 s; a client publishing "
+                    "{\"level\": N} on cmd/<device>/set gets an ack on cmd/<device>/ack.",
+     "mock": {"type": "mqtt", "name": "Thermostats", "mqtt": {
+         "port": 1883, "topics": [
+             {"topic": "sensors/+/temp", "qos": 0,
+              "deviceSimulation": {"enabled": True, "deviceCount": 5,
+                                   "deviceIdPattern": "thermo-{n}"},
+              "messages": [{"payload": '{"device": "{{device.id}}", '
+                                       '"celsius": {{random.int(18, 24)}}}',
+                            "interval": "5s", "repeat": True}]},
+             {"topic": "cmd/+/set", "qos": 1, "onPublish": {"response": {
+                 "topic": "cmd/{{wildcard.0}}/ack",
+                 "payload": '{"device": "{{wildcard.0}}", "level": "{{payload.level}}", '
+                            '"ok": true}'}}}]}}},
 )
 
 

@@ -84,7 +84,8 @@ def test_templates_route_filters_by_type(client):
     assert everything["count"] == len(TEMPLATES)
     oauth = client.get("/templates", {"type": "oauth"}).json()
     assert [template["type"] for template in oauth["templates"]] == ["oauth"]
-    assert client.get("/templates", {"type": "mqtt"}).json() == {"templates": [], "count": 0}
+    assert [template["id"] for template in client.get(
+        "/templates", {"type": "mqtt"}).json()["templates"]] == ["mqtt-devices"]
     bad = client.get("/templates", {"type": "nope"})
     assert bad.status_code == 400 and bad.json()["error"] == "validation_error"
     assert client.get("/templates/http-sse").json()["id"] == "http-sse"
@@ -99,7 +100,7 @@ def test_handlers_route_comes_from_the_registry(client):
     by_type = {row["type"]: row for row in answer["handlers"]}
     assert by_type["http"]["served"] is True and by_type["http"]["configModel"] == "HttpMock"
     assert by_type["oauth"]["served"] is True and by_type["grpc"]["served"] is True
-    assert by_type["mqtt"]["served"] is False
+    assert by_type["mqtt"]["served"] is True
     assert by_type["http"]["templates"] == len(list_templates("http"))
 
 

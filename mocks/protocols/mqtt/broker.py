@@ -1,0 +1,582 @@
+"""The MQTT broker of one port: an ``amqtt`` broker on the engine's event loop.
+
+:class:`MqttPortService` is the :class:`~mocks.protocols.ListenerService` ``mqtt:<port>``:
+``start`` binds ``<listen host>:<port>`` (loopback by default; TLS when the mock says so) and
+begins the scheduled publishes; ``stop`` cancels them and shuts the broker down. The broker is
+``amqtt`` (MQTT 3.1.1: QoS 0-2, retained messages, ``+``/``#`` subscriptions, clean and
+persistent sessions held in memory; an MQTT 5 CONNECT is refused by the library with
+"unacceptable protocol version"). Its only plugin is :class:`MockdPlugin`: authentication and
+ACLs from the mock's ``auth`` block, and the hook that answers client publishes
+(``onPublish``), writes them to the request log (method ``mqtt``, path = topic) and records
+them.
+
+Hardening: a packet whose remaining length exceeds :data:`MAX_PACKET_BYTES` closes the
+connection; a client that does not complete CONNECT within :data:`CONNECT_TIMEOUT_SECONDS`
+or sends bytes that are not MQTT is disconnected; other clients keep being served.
+
+Engine-wide state (:class:`MqttHub`, ``shared["mqtt"]``): running brokers by port, client
+connections, and the bounded recording store (:class:`RecordingStore`).
+
+Source: behavior notes §10 (``mqtt`` row), §1 (MQTT routes, recordings); SPEC "Mock kinds",
+"MQTT" administration. Django-free.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Hashable
+
+from amqtt.adapters import StreamReaderAdapter, StreamWriterAdapter
+from amqtt.broker import Broker
+from amqtt.contexts import Action
+from amqtt.errors import AMQTTError
+from amqtt.plugins.base import BaseAuthPlugin, BaseTopicPlugin
+
+from mocks.core.templating import TemplateState
+from mocks.protocols.mqtt.topics import (capture_params, match, message_request, render)
+
+logger = logging.getLogger("mocks.mqtt")
+
+#: The largest MQTT packet a client may send (remaining length), in bytes.
+MAX_PACKET_BYTES = 1024 * 1024
+#: Seconds a new connection has to send a complete CONNECT.
+CONNECT_TIMEOUT_SECONDS = 10.0
+#: Recordings kept (oldest dropped first) and their total payload bytes.
+MAX_RECORDINGS = 10_000
+MAX_RECORDING_BYTES = 16 * 1024 * 1024
+
+
+# ------------------------------------------------------------------------------ recordings
+
+@dataclass
+class RecordingStore:
+    """Recorded MQTT traffic, bounded by :data:`MAX_RECORDINGS` entries and
+    :data:`MAX_RECORDING_BYTES` payload bytes; the oldest entries go first and ``dropped``
+    counts them.
+
+    Each entry: ``{id, brokerId, port, topic, payload (text), payloadBase64?, qos, retain,
+    clientId, direction: publish | subscribe, timestamp (epoch s)}``.
+    """
+
+    entries: deque[dict[str, Any]] = field(default_factory=deque)
+    bytes: int = 0
+    dropped: int = 0
+    max_entries: int = MAX_RECORDINGS
+    max_bytes: int = MAX_RECORDING_BYTES
+
+    def add(self, entry: dict[str, Any], size: int) -> None:
+        """Keep ``entry`` (``size`` payload bytes), dropping the oldest beyond the bounds."""
+        entry["_size"] = size
+        self.entries.append(entry)
+        self.bytes += size
+        while self.entries and (len(self.entries) > self.max_entries
+                                or self.bytes > self.max_bytes):
+            old = self.entries.popleft()
+            self.bytes -= old["_size"]
+            self.dropped += 1
+
+    def remove(self, recording_id: str) -> bool:
+        """Delete one entry; False when absent."""
+        for entry in self.entries:
+            if entry["id"] == recording_id:
+                self.entries.remove(entry)
+                self.bytes -= entry["_size"]
+                return True
+        return False
+
+    def clear(self) -> int:
+        """Delete every entry; answers how many there were."""
+        count = len(self.entries)
+        self.entries.clear()
+        self.bytes = 0
+        return count
+
+
+def public(entry: dict[str, Any]) -> dict[str, Any]:
+    """A recording entry without its private keys."""
+    return {key: value for key, value in entry.items() if not key.startswith("_")}
+
+
+@dataclass
+class MqttHub:
+    """Engine-wide MQTT state: ``brokers`` (port -> running service), ``connections``
+    (connection id -> info dict), ``recording`` (broker ids recording now) and
+    ``recordings``."""
+
+    brokers: dict[int, "MqttPortService"] = field(default_factory=dict)
+    connections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    recording: set[str] = field(default_factory=set)
+    recordings: RecordingStore = field(default_factory=RecordingStore)
+    published: int = 0
+
+
+def hub_of(shared: dict[str, Any] | None) -> MqttHub:
+    """The engine's :class:`MqttHub` (made on first use); a private one without ``shared``."""
+    if shared is None:
+        return MqttHub()
+    hub = shared.get("mqtt")
+    if hub is None:
+        hub = shared["mqtt"] = MqttHub()
+    return hub
+
+
+# -------------------------------------------------------------------------- compiled data
+
+@dataclass(frozen=True)
+class CompiledTopic:
+    """One ``topics`` entry, templates compiled (see :mod:`mocks.protocols.mqtt.handler`)."""
+
+    mock_id: str
+    topic: str
+    qos: int
+    retain: bool
+    messages: tuple[Any, ...]          # (template, delay s, repeat, interval s)
+    devices: tuple[str, ...]           # simulated device ids ("" = no simulation)
+    response: Any                      # (payload template, topic template | None, delay s)
+    forward: str | None
+    table: Any                         # (resource, action) or None
+    key_path: str
+
+
+@dataclass(frozen=True)
+class BrokerTable:
+    """Everything one port's broker serves: ``port``, ``mock_ids``, ``topics``, ``tls``
+    (``(cert path, key path)`` or None), ``users`` (username -> (password, acl tuple of
+    (filter, access))) or None when auth is off."""
+
+    port: int
+    mock_ids: tuple[str, ...]
+    topics: tuple[CompiledTopic, ...]
+    tls: tuple[str, str] | None
+    users: dict[str, tuple[str, tuple[tuple[str, str], ...]]] | None
+
+
+def device_topic(topic: str, device_id: str) -> str:
+    """The topic a simulated device publishes on (see ``deviceSimulation``)."""
+    if "{deviceId}" in topic:
+        return topic.replace("{deviceId}", device_id)
+    levels = topic.split("/")
+    if "+" in levels:
+        levels[levels.index("+")] = device_id
+        return "/".join(levels)
+    return f"{topic}/{device_id}"
+
+
+# ------------------------------------------------------------------------------- the plugin
+
+class MockdPlugin(BaseAuthPlugin, BaseTopicPlugin):
+    """The broker's only plugin: auth, ACLs and the publish hook of its
+    :class:`MqttPortService` (set as ``service`` right after the broker is built)."""
+
+    service: "MqttPortService | None" = None
+
+    async def authenticate(self, *, session: Any) -> bool | None:
+        """True when auth is off or the CONNECT's username and password match a user."""
+        service = self.service
+        users = service.table.users if service is not None else None
+        if users is None:
+            return True
+        known = users.get(session.username or "")
+        return known is not None and known[0] == (session.password or "")
+
+    async def topic_filtering(self, *, session: Any = None, topic: str | None = None,
+                              action: Any = None) -> bool | None:
+        """ACL check: publish needs ``write``, subscribe and delivery need ``read``."""
+        service = self.service
+        users = service.table.users if service is not None else None
+        if users is None or session is None or topic is None:
+            return True
+        known = users.get(session.username or "")
+        if known is None:
+            return False
+        acl = known[1]
+        if not acl:
+            return True
+        wanted = "write" if action == Action.PUBLISH else "read"
+        return any(access in (wanted, "readwrite") and match(pattern, topic) is not None
+                   for pattern, access in acl)
+
+    async def on_broker_client_connected(self, *, client_id: str, client_session: Any) -> None:
+        """Track the connection (``/mqtt-connections``)."""
+        if self.service is not None:
+            self.service.connected(client_id, client_session)
+
+    async def on_broker_client_disconnected(self, *, client_id: str,
+                                            client_session: Any) -> None:
+        """Forget the connection."""
+        if self.service is not None:
+            self.service.disconnected(client_id)
+
+    async def on_broker_client_subscribed(self, *, client_id: str, topic: str,
+                                          qos: int) -> None:
+        """Count and record a subscription."""
+        if self.service is not None:
+            self.service.subscribed(client_id, topic, qos)
+
+    async def on_broker_message_broadcast(self, *, client_id: str, message: Any) -> None:
+        """A client's publish passed the ACL: log, record and answer it."""
+        if self.service is not None:
+            packet = getattr(message, "publish_packet", None)
+            retain = bool(packet is not None and packet.retain_flag)
+            await self.service.client_published(client_id, message.topic,
+                                                bytes(message.data or b""),
+                                                message.qos or 0, retain)
+
+
+class PacketTooLarge(Exception):
+    """A client announced a packet larger than :data:`MAX_PACKET_BYTES`, or its first byte is
+    not a CONNECT (its connection is closed: amqtt ends the reader loop on any exception it
+    does not know)."""
+
+
+class _BoundedReader(StreamReaderAdapter):
+    """Refuses to read a packet body larger than :data:`MAX_PACKET_BYTES` (the connection is
+    then closed as if the client went away)."""
+
+    started = False
+
+    async def read(self, n: int = -1) -> bytes:
+        if n > MAX_PACKET_BYTES:
+            raise PacketTooLarge(f"packet of {n} bytes (limit {MAX_PACKET_BYTES})")
+        data = await super().read(n)
+        if not self.started:
+            self.started = True
+            if data[:1] != b"\x10":
+                raise PacketTooLarge("the first packet is not a CONNECT")
+        return data
+
+
+class _MockBroker(Broker):
+    """``amqtt``'s broker with bounded packets and a CONNECT deadline."""
+
+    async def stream_connected(self, reader: asyncio.StreamReader,
+                               writer: asyncio.StreamWriter, listener_name: str) -> None:
+        try:
+            await self._client_connected(listener_name, _BoundedReader(reader),
+                                         StreamWriterAdapter(writer))
+        except Exception:  # noqa: BLE001 - one bad client never stops the broker
+            logger.debug("MQTT connection ended with an error", exc_info=True)
+        finally:
+            writer.close()
+
+    async def _publish_retained_messages_for_subscription(self, subscription: tuple[str, int],
+                                                          session: Any) -> None:
+        # amqtt replays, on every CONNECT, the retained messages of every filter any client
+        # ever subscribed to; only the filters this session holds get them.
+        holders = self._subscriptions.get(subscription[0], ())
+        if any(holder.client_id == session.client_id for holder, _qos in holders):
+            await super()._publish_retained_messages_for_subscription(subscription, session)
+
+    async def _initialize_client_session(self, reader: Any, writer: Any, remote_address: str,
+                                         remote_port: int) -> Any:
+        try:
+            return await asyncio.wait_for(
+                super()._initialize_client_session(reader, writer, remote_address,
+                                                   remote_port), CONNECT_TIMEOUT_SECONDS)
+        except (AMQTTError, asyncio.CancelledError):
+            raise
+        except Exception as error:  # noqa: BLE001 - garbage instead of CONNECT
+            raise AMQTTError(f"no valid CONNECT from {remote_address}: {error!r}") from None
+
+
+# ------------------------------------------------------------------------------ the service
+
+class MqttPortService:
+    """The :class:`~mocks.protocols.ListenerService` ``mqtt:<port>`` (see the module
+    docstring).
+
+    Attributes:
+        name: ``mqtt:<port>``; port: the TCP port; table: the :class:`BrokerTable` served.
+        definition: ``(port, tls files, users)``: topics change in place (:meth:`adopt`),
+            a new port, TLS or user list restarts the broker.
+        broker_id: the id of the broker's first mock (admin routes ``/mqtt/{id}``).
+        running, address, started_at: state while serving.
+    """
+
+    def __init__(self, table: BrokerTable, shared: dict[str, Any] | None,
+                 tables: Any = None):
+        self.port = table.port
+        self.name = f"mqtt:{table.port}"
+        self.shared = shared
+        self.hub = hub_of(shared)
+        self.sink = shared.get("serve_event") if shared is not None else None
+        self.state: TemplateState = ((shared or {}).get("template_state") or TemplateState())
+        self.tables = tables
+        self.table = table
+        users = tuple(sorted((name, password, acl) for name, (password, acl)
+                             in (table.users or {}).items()))
+        self.definition: Hashable = (table.port, table.tls, table.users is not None, users)
+        self.broker_id = table.mock_ids[0]
+        self.running = False
+        self.address = ""
+        self.started_at: float | None = None
+        self.messages_received = 0
+        self.messages_published = 0
+        self._broker: Broker | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # ListenerService -------------------------------------------------------------------
+    def merged(self, other: "MqttPortService") -> "MqttPortService":
+        """One broker serving this service's topics and ``other``'s (the earlier mock keeps
+        TLS and auth)."""
+        mine, theirs = self.table, other.table
+        table = BrokerTable(mine.port, mine.mock_ids + theirs.mock_ids,
+                            mine.topics + theirs.topics, mine.tls or theirs.tls,
+                            mine.users if mine.users is not None else theirs.users)
+        return MqttPortService(table, self.shared, self.tables or other.tables)
+
+    def adopt(self, replacement: "MqttPortService") -> None:
+        """Serve ``replacement``'s topics without restarting the broker (schedules restart)."""
+        self.table = replacement.table
+        self.broker_id = replacement.broker_id
+        if self.running:
+            self._cancel_schedules()
+            self._start_schedules()
+
+    async def start(self) -> None:
+        """Bind and serve. Raises ``OSError`` naming the port and the mock when the port
+        cannot be bound."""
+        host = (self.shared or {}).get("listen_host") or "127.0.0.1"
+        listener: dict[str, Any] = {"type": "tcp", "bind": f"{host}:{self.port}",
+                                    "max_connections": 10_000}
+        if self.table.tls is not None:
+            listener.update(ssl=True, certfile=self.table.tls[0], keyfile=self.table.tls[1])
+        config = {"listeners": {"default": listener},
+                  "plugins": {f"{__name__}.MockdPlugin": {}},
+                  "timeout_disconnect_delay": 2}
+        mocks = ", ".join(repr(mock_id) for mock_id in self.table.mock_ids)
+        try:
+            broker = _MockBroker(config, loop=asyncio.get_running_loop())
+            for plugin in broker.plugins_manager.plugins:
+                if isinstance(plugin, MockdPlugin):
+                    plugin.service = self
+            await broker.start()
+        except Exception as error:  # noqa: BLE001 - amqtt wraps OSError in BrokerError
+            raise OSError(f"MQTT port {self.port} of mock {mocks} cannot be bound on {host} "
+                          f"(is it in use by another program?): {error}") from None
+        self._broker = broker
+        self.running = True
+        self.address = f"{host}:{self.port}"
+        self.started_at = time.time()
+        self.hub.brokers[self.port] = self
+        self._start_schedules()
+        logger.info("MQTT broker for %s listening on %s", mocks, self.address)
+
+    async def stop(self) -> None:
+        """Cancel the schedules and shut the broker down (clients are disconnected)."""
+        self._cancel_schedules()
+        broker, self._broker = self._broker, None
+        self.running = False
+        if self.hub.brokers.get(self.port) is self:
+            del self.hub.brokers[self.port]
+        for key in [key for key, info in self.hub.connections.items()
+                    if info["port"] == self.port]:
+            del self.hub.connections[key]
+        if broker is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(broker.shutdown(), 5)
+
+    def health(self) -> dict[str, Any]:
+        """``{status, port, address, mocks, topics, tls, clients}``."""
+        return {"status": "running" if self.running else "stopped", "port": self.port,
+                "address": self.address, "mocks": list(self.table.mock_ids),
+                "topics": [topic.topic for topic in self.table.topics],
+                "tls": self.table.tls is not None, "clients": self.client_count()}
+
+    # state ----------------------------------------------------------------------------
+    def client_count(self) -> int:
+        """Connected clients of this broker."""
+        return sum(1 for info in self.hub.connections.values() if info["port"] == self.port)
+
+    def connected(self, client_id: str, session: Any) -> None:
+        """Track a client that passed CONNECT."""
+        self.hub.connections[f"{self.port}:{client_id}"] = {
+            "id": f"{self.port}:{client_id}", "clientId": client_id, "port": self.port,
+            "brokerId": self.broker_id, "username": session.username,
+            "remoteAddr": f"{session.remote_address}:{session.remote_port}",
+            "cleanSession": bool(session.clean_session), "keepAlive": session.keep_alive,
+            "connectedAt": time.time(), "subscriptions": [], "messagesReceived": 0}
+
+    def disconnected(self, client_id: str) -> None:
+        """Forget a client."""
+        self.hub.connections.pop(f"{self.port}:{client_id}", None)
+
+    def subscribed(self, client_id: str, topic: str, qos: int) -> None:
+        """Note a subscription (and record it while recording)."""
+        info = self.hub.connections.get(f"{self.port}:{client_id}")
+        if info is not None and topic not in info["subscriptions"]:
+            info["subscriptions"].append(topic)
+        if self.broker_id in self.hub.recording:
+            self._record(client_id, topic, b"", qos, False, "subscribe")
+
+    async def disconnect(self, client_id: str) -> bool:
+        """Close a client's connection; False when it is not connected here."""
+        broker = self._broker
+        if broker is None or client_id not in broker.sessions:
+            return False
+        _session, handler = broker.sessions[client_id]
+        writer = getattr(handler, "writer", None)
+        if writer is None:
+            return False
+        with contextlib.suppress(Exception):
+            await writer.close()
+        return True
+
+    # publishing -------------------------------------------------------------------------
+    async def publish(self, topic: str, payload: bytes, qos: int = 0,
+                      retain: bool = False) -> None:
+        """Publish as the broker itself (to every matching subscriber)."""
+        broker = self._broker
+        if broker is None:
+            return
+        self.messages_published += 1
+        await broker.internal_message_broadcast(topic, payload, qos)
+        if retain:
+            await broker.retain_message(None, topic, payload, qos)
+
+    def _record(self, client_id: str, topic: str, payload: bytes, qos: int, retain: bool,
+                direction: str) -> None:
+        entry: dict[str, Any] = {
+            "id": f"mqttrec_{uuid.uuid4().hex[:16]}", "brokerId": self.broker_id,
+            "port": self.port, "topic": topic, "qos": qos, "retain": retain,
+            "clientId": client_id, "direction": direction, "timestamp": time.time()}
+        try:
+            entry["payload"] = payload.decode("utf-8")
+        except UnicodeDecodeError:
+            import base64
+
+            entry["payload"] = ""
+            entry["payloadBase64"] = base64.b64encode(payload).decode()
+        self.hub.recordings.add(entry, len(payload) + len(topic))
+
+    async def client_published(self, client_id: str, topic: str, payload: bytes, qos: int,
+                               retain: bool) -> None:
+        """A client's publish: request log entry, recording, and the ``onPublish`` of the
+        first topic entry whose filter matches."""
+        started = time.time()
+        self.messages_received += 1
+        self.hub.published += 1
+        info = self.hub.connections.get(f"{self.port}:{client_id}")
+        if info is not None:
+            info["messagesReceived"] += 1
+        if self.broker_id in self.hub.recording:
+            self._record(client_id, topic, payload, qos, retain, "publish")
+        request = message_request(topic, payload, client_id)
+        matched: CompiledTopic | None = None
+        captures: list[str] | None = None
+        for entry in self.table.topics:
+            captures = match(entry.topic, topic)
+            if captures is not None:
+                matched = entry
+                break
+        answer: bytes | None = None
+        error = None
+        if matched is not None:
+            try:
+                answer = await self._answer(matched, request, captures, payload)
+            except Exception as problem:  # noqa: BLE001 - a bad template never stops the broker
+                error = "mqtt_answer_failed"
+                logger.warning("MQTT answer of %s on %s failed: %s", matched.mock_id, topic,
+                               problem)
+        self._log(request, started, matched, client_id, topic, qos, retain, answer, error)
+
+    async def _answer(self, entry: CompiledTopic, request: Any, captures: list[str] | None,
+                      payload: bytes) -> bytes | None:
+        if entry.forward:
+            await self.publish(entry.forward, payload, entry.qos, False)
+        if entry.table is not None and self.tables is not None:
+            await self._write_table(entry, request)
+        if entry.response is None:
+            return None
+        template, topic_template, delay = entry.response
+        params = capture_params(captures)
+        answer = render(template, request, params, self.state).encode()
+        target = (render(topic_template, request, params, self.state)
+                  if topic_template is not None else request.path)
+        if delay:
+            await asyncio.sleep(delay)
+        await self.publish(target, answer, entry.qos, entry.retain)
+        return answer
+
+    async def _write_table(self, entry: CompiledTopic, request: Any) -> None:
+        from mocks.protocols.mqtt.handler import write_table
+
+        await write_table(self.tables, entry, request)
+
+    def _log(self, request: Any, started: float, matched: CompiledTopic | None,
+             client_id: str, topic: str, qos: int, retain: bool, answer: bytes | None,
+             error: str | None) -> None:
+        sink = self.sink
+        if sink is None:
+            return
+        try:
+            sink(request=request, received_at=started,
+                 duration_ms=(time.time() - started) * 1000.0, status=0 if error is None else 1,
+                 mock_id=matched.mock_id if matched is not None else self.broker_id,
+                 path_template=matched.topic if matched is not None else None,
+                 protocol="mqtt", error=error, response_body=answer,
+                 details={"mqttTopic": topic, "mqttClientId": client_id,
+                          "mqtt": {"topic": topic, "clientId": client_id, "qos": qos,
+                                   "retain": retain, "port": self.port}})
+        except Exception:  # noqa: BLE001 - logging never breaks the broker
+            logger.exception("MQTT request log entry of %s failed", topic)
+
+    # schedules --------------------------------------------------------------------------
+    def _start_schedules(self) -> None:
+        for entry in self.table.topics:
+            for message in entry.messages:
+                self._tasks.append(asyncio.ensure_future(self._schedule(entry, message)))
+
+    def _cancel_schedules(self) -> None:
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+
+    async def _schedule(self, entry: CompiledTopic, message: Any) -> None:
+        template, delay, repeat, interval = message
+        devices = entry.devices or ("",)
+        loop = asyncio.get_running_loop()
+        start = loop.time() + delay
+        step = (interval / len(devices)) if repeat and interval else 0.0
+        cycle = 0
+        try:
+            while True:
+                for index, device in enumerate(devices):
+                    due = start + cycle * interval + index * step
+                    wait = due - loop.time()
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                    topic = device_topic(entry.topic, device) if device else entry.topic
+                    params = {"deviceId": device} if device else {}
+                    request = message_request(topic, b"")
+                    try:
+                        payload = render(template, request, params, self.state).encode()
+                    except Exception as problem:  # noqa: BLE001
+                        logger.warning("MQTT message of %s on %s failed: %s", entry.mock_id,
+                                       topic, problem)
+                        return
+                    await self.publish(topic, payload, entry.qos, entry.retain)
+                if not repeat:
+                    return
+                cycle += 1
+                if loop.time() > start + (cycle + 1) * interval:
+                    # fell behind by more than a whole cycle: skip ahead, never burst
+                    cycle = int((loop.time() - start) // interval)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - a schedule never stops the broker
+            logger.exception("MQTT schedule of %s on %s stopped", entry.mock_id, entry.topic)
+
+
+def tls_context(cert: str, key: str) -> ssl.SSLContext:
+    """A server TLS context (used to check the files at compile time). Raises ``OSError`` or
+    ``ssl.SSLError`` when they cannot be loaded."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return context

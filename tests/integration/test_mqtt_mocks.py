@@ -1,0 +1,254 @@
+"""MQTT mocks served to real clients (paho-mqtt, MQTT 3.1.1): scheduled messages, onPublish
+answers with payload/topic/wildcard templates, simulated devices, QoS 1/2 delivery, retained
+messages, wildcard subscriptions, auth and ACL refusals, garbage bytes, tables written from
+publishes, and the request log (behavior notes §1, §10; SPEC "Mocks", "Templating").
+
+One ``mockd start`` serves the module (module-scoped fixture); every port is a free loopback
+port.
+"""
+from __future__ import annotations
+
+import json
+import queue
+import socket
+import time
+
+import pytest
+
+mqtt = pytest.importorskip("paho.mqtt.client")
+
+from tests.helpers import free_port, start_server  # noqa: E402
+
+TIMEOUT = 8
+
+
+def config(port: int, auth_port: int) -> dict:
+    return {
+        "version": "1.0",
+        "tables": [{"name": "telemetry", "idStrategy": "uuid"}],
+        "mocks": [
+            {"id": "plant", "type": "mqtt", "mqtt": {"port": port, "topics": [
+                {"topic": "sensors/temp", "qos": 1,
+                 "messages": [{"payload": {"v": 1}, "interval": "200ms", "repeat": True}]},
+                {"topic": "status/boot", "retain": True, "qos": 1,
+                 "messages": [{"payload": "up", "delay": "10ms"}]},
+                {"topic": "cmd/+/set", "qos": 1, "onPublish": {
+                    "response": {"topic": "cmd/{{wildcard.0}}/ack",
+                                 "payload": '{"ok": true, "level": "{{payload.level}}", '
+                                            '"on": "{{topic}}"}'},
+                    "forward": "audit/cmd"}},
+                {"topic": "fleet/+/data", "qos": 0,
+                 "deviceSimulation": {"enabled": True, "deviceCount": 3,
+                                      "deviceIdPattern": "dev-{n}"},
+                 "messages": [{"payload": '{"id": "{{device.id}}"}', "interval": "300ms",
+                               "repeat": True}]},
+                {"topic": "telemetry/in", "onPublish": {"statefulResource": "telemetry",
+                                                        "statefulAction": "create"}},
+            ]}},
+            {"id": "secure", "type": "mqtt", "mqtt": {
+                "port": auth_port,
+                "auth": {"enabled": True, "users": [
+                    {"username": "app", "password": "pw",
+                     "acl": [{"topic": "open/#", "access": "readwrite"},
+                             {"topic": "ro/#", "access": "read"}]}]},
+                "topics": [{"topic": "ro/news", "retain": True,
+                            "messages": [{"payload": "hello"}]}]}},
+            {"id": "telemetry-rest", "type": "http", "http": {
+                "matcher": {"method": "GET", "path": "/telemetry"}}},
+        ],
+        "extend": [{"mock": "telemetry-rest", "table": "telemetry", "action": "list"}],
+    }
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("mqtt")
+    port, auth_port = free_port(), free_port()
+    with start_server(folder, config(port, auth_port)) as process:
+        process.port, process.auth_port = port, auth_port
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield process
+
+
+class Client:
+    """A connected paho client collecting ``(topic, payload, qos, retain)``."""
+
+    def __init__(self, port: int, name: str, username: str | None = None,
+                 password: str | None = None, clean: bool = True):
+        self.queue: queue.Queue = queue.Queue()
+        self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=name,
+                             clean_session=clean)
+        self.c.on_message = lambda cl, ud, msg: self.queue.put(
+            (msg.topic, msg.payload, msg.qos, msg.retain))
+        self.connack: queue.Queue = queue.Queue()
+        self.c.on_connect = lambda cl, ud, flags, rc, props: self.connack.put(rc)
+        if username:
+            self.c.username_pw_set(username, password)
+        self.c.connect("127.0.0.1", port, keepalive=30)
+        self.c.loop_start()
+        self.rc = self.connack.get(timeout=TIMEOUT)
+
+    def subscribe(self, topic: str, qos: int = 0) -> int:
+        done: queue.Queue = queue.Queue()
+        self.c.on_subscribe = lambda cl, ud, mid, codes, props: done.put(codes[0])
+        self.c.subscribe(topic, qos)
+        return done.get(timeout=TIMEOUT).value
+
+    def next(self, topic_prefix: str = "", timeout: float = TIMEOUT):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            item = self.queue.get(timeout=max(0.05, deadline - time.time()))
+            if item[0].startswith(topic_prefix):
+                return item
+        raise AssertionError(f"nothing on {topic_prefix}")
+
+    def close(self) -> None:
+        self.c.loop_stop()
+        self.c.disconnect()
+
+
+@pytest.fixture
+def client(server):
+    made = []
+
+    def make(name: str, port: int | None = None, **kwargs):
+        made.append(Client(port or server.port, name, **kwargs))
+        return made[-1]
+
+    yield make
+    for item in made:
+        item.close()
+
+
+def test_scheduled_messages_reach_a_subscriber_at_the_topic_qos(client):
+    sub = client("sched")
+    assert sub.subscribe("sensors/temp", 1) == 1
+    topic, payload, qos, _ = sub.next("sensors/temp")
+    assert json.loads(payload) == {"v": 1} and qos == 1
+
+
+def test_retained_message_reaches_a_late_subscriber(client):
+    time.sleep(0.1)
+    sub = client("late")
+    sub.subscribe("status/#", 1)
+    topic, payload, _, retain = sub.next("status/")
+    assert (topic, payload, retain) == ("status/boot", b"up", True)
+
+
+def test_on_publish_answers_with_wildcard_payload_and_topic_templates_and_forwards(client,
+                                                                                   server):
+    sub = client("app-sub")
+    sub.subscribe("cmd/+/ack", 1)
+    sub.subscribe("audit/#", 1)
+    pub = client("app-pub")
+    pub.c.publish("cmd/lamp/set", json.dumps({"level": 7}), qos=2).wait_for_publish(TIMEOUT)
+    seen = {}
+    for _ in range(2):
+        topic, payload, _, _ = sub.next("")
+        seen[topic] = payload
+    assert "cmd/lamp/ack" in seen, (seen, server.log()[-3000:])
+    assert json.loads(seen["cmd/lamp/ack"]) == {"ok": True, "level": "7",
+                                                 "on": "cmd/lamp/set"}
+    assert json.loads(seen["audit/cmd"]) == {"level": 7}
+
+
+def test_each_simulated_device_publishes_on_its_own_topic(client):
+    sub = client("fleet")
+    sub.subscribe("fleet/+/data")
+    seen = set()
+    deadline = time.time() + TIMEOUT
+    while len(seen) < 3 and time.time() < deadline:
+        topic, payload, _, _ = sub.next("fleet/")
+        assert json.loads(payload)["id"] == topic.split("/")[1]
+        seen.add(topic)
+    assert seen == {"fleet/dev-1/data", "fleet/dev-2/data", "fleet/dev-3/data"}
+
+
+def test_qos2_relay_between_clients_and_persistent_session(client, server):
+    first = client("persist", clean=False)
+    first.subscribe("chat/#", 2)
+    first.close()
+    pub = client("talker")
+    pub.c.publish("chat/room", b"while away", qos=2).wait_for_publish(TIMEOUT)
+    # the anonymous session is not kept by amqtt; a live subscriber gets QoS 2 delivery
+    live = client("live")
+    live.subscribe("chat/#", 2)
+    pub.c.publish("chat/room", b"hi", qos=2).wait_for_publish(TIMEOUT)
+    topic, payload, qos, _ = live.next("chat/")
+    assert (topic, payload, qos) == ("chat/room", b"hi", 2)
+
+
+def test_auth_refuses_unknown_users_and_enforces_acl(client, server):
+    bad = Client(server.auth_port, "intruder", username="app", password="nope")
+    try:
+        assert bad.rc != 0
+    finally:
+        bad.close()
+    anonymous = Client(server.auth_port, "anon")
+    try:
+        assert anonymous.rc != 0
+    finally:
+        anonymous.close()
+    good = client("good", port=server.auth_port, username="app", password="pw")
+    assert good.rc == 0
+    assert good.subscribe("secret/#") == 128
+    assert good.subscribe("ro/#") == 0
+    assert good.next("ro/")[1] == b"hello"
+    good.subscribe("open/#")
+    good.c.publish("ro/news", b"tamper").wait_for_publish(TIMEOUT)
+    good.c.publish("open/x", b"fine").wait_for_publish(TIMEOUT)
+    assert good.next("open/")[1] == b"fine"
+    assert good.queue.empty() or all(item[1] != b"tamper" for item in list(good.queue.queue))
+
+
+def test_garbage_bytes_disconnect_that_client_only(client, server):
+    live = client("survivor")
+    live.subscribe("alive/#")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw:
+        body = b"\x00\x04MQTT\x04\x02\x00\x3c\x00\x03raw"
+        raw.sendall(b"\x10" + bytes([len(body)]) + body)
+        raw.settimeout(5)
+        assert raw.recv(4) == b"\x20\x02\x00\x00"
+        size = 2 * 1024 * 1024  # above the broker's packet bound: the connection is closed
+        length = bytearray()
+        while True:
+            size, digit = divmod(size, 128)
+            length.append(digit | (0x80 if size else 0))
+            if not size:
+                break
+        raw.sendall(b"\x30" + bytes(length) + b"\x00\x01a" + b"x" * 1000)
+        assert raw.recv(100) == b""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw:
+        raw.sendall(b"GET / HTTP/1.1\r\n\r\n")
+        raw.settimeout(5)
+        assert raw.recv(100) == b""
+    other = client("after")
+    other.c.publish("alive/x", b"still").wait_for_publish(TIMEOUT)
+    assert live.next("alive/")[1] == b"still"
+
+
+def test_publishes_reach_the_request_log_and_tables(client, server):
+    pub = client("logger")
+    pub.c.publish("telemetry/in", json.dumps({"deviceId": "d1", "t": 21}),
+                  qos=1).wait_for_publish(TIMEOUT)
+    deadline = time.time() + TIMEOUT
+    with server.admin_client() as admin, server.client() as data:
+        while time.time() < deadline:
+            entries = admin.get("/requests", params={"protocol": "mqtt",
+                                                     "mqttTopic": "telemetry/in"}).json()
+            rows = entries.get("requests") or entries.get("entries") or []
+            if rows:
+                break
+            time.sleep(0.1)
+        assert rows and rows[0]["method"] == "mqtt" and rows[0]["path"] == "telemetry/in"
+        assert rows[0]["mqttClientId"] == "logger"
+        items = data.get("/telemetry").json()
+        listed = items.get("data") if isinstance(items, dict) else items
+        assert listed is not None, items
+        assert any(item.get("deviceId") == "d1" for item in listed)
