@@ -37,6 +37,7 @@ from mocks.engine.control import (CONNECTED_MESSAGE, MISSING_CRITERIA_MESSAGE,
 from mocks.engine.core import utc_timestamp
 from mocks.engine.requestlog import QueryParameterError, parse_request_filter
 from mocks.grpc_services import merge_into_port_owner
+from mocks.mqtt_services import merge_into_port_owner as merge_mqtt_into_port_owner
 from mocks.protocols.grpc.control import grpc_ports
 from mocks.services import AdminError, MockFilter, validation_error
 
@@ -189,6 +190,8 @@ def create_mock(request: HttpRequest,
     body = json_body(request)
     # A gRPC mock for a port a gRPC mock of its workspace uses joins that mock (SPEC "Mocks").
     merged = merge_into_port_owner(body, workspace_id)
+    if merged is None:  # the same for an MQTT mock and the broker of its port
+        merged = merge_mqtt_into_port_owner(body, workspace_id)
     if merged is not None:
         return _json(merged, 200)
     document = services.create_mock(body, workspace_id)

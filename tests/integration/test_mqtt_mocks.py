@@ -252,3 +252,35 @@ def test_publishes_reach_the_request_log_and_tables(client, server):
         listed = items.get("data") if isinstance(items, dict) else items
         assert listed is not None, items
         assert any(item.get("deviceId") == "d1" for item in listed)
+
+
+def test_posting_an_mqtt_mock_for_a_used_port_merges_its_topics_and_conflicts_are_409(
+        client, server):
+    port = server.port
+    extra = {"type": "mqtt", "mqtt": {"port": port, "topics": [
+        {"topic": "merged/hello", "messages": [{"payload": "joined", "interval": "100ms",
+                                                "repeat": True}]}]}}
+    with server.admin_client() as admin:
+        merged = admin.post("/mocks", json=extra)
+        assert merged.status_code == 200, merged.text
+        body = merged.json()
+        assert body["action"] == "merged" and body["targetMockId"] == "plant"
+        assert body["addedServices"] == ["merged/hello"]
+        assert body["totalServices"][-1] == "merged/hello" and "sensors/temp" in body[
+            "totalServices"]
+        again = admin.post("/mocks", json=extra)
+        assert again.status_code == 409 and again.json()["error"] == "service_conflict"
+        assert "merged/hello" in again.json()["message"]
+        team = admin.post("/workspaces", json={"name": "Team mqtt"}).json()
+        other = admin.post("/mocks", json={**extra, "workspaceId": team["id"]})
+        assert other.status_code == 409 and other.json()["error"] == "port_conflict"
+        grpc_port = free_port()
+        assert admin.post("/mocks", json={
+            "type": "grpc", "grpc": {"port": grpc_port, "protoContent": (
+                'syntax = "proto3"; package d; message T { string t = 1; } '
+                'service P { rpc Ping (T) returns (T); }')}}).status_code == 201
+        clash = admin.post("/mocks", json={"type": "mqtt", "mqtt": {"port": grpc_port}})
+        assert clash.status_code == 409 and clash.json()["error"] == "port_conflict"
+    sub = client("merged-sub")
+    sub.subscribe("merged/#")
+    assert sub.next("merged/")[1] == b"joined"
