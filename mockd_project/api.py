@@ -27,6 +27,7 @@ from mocks.api import (config_router, health_router, mocks_router, requests_rout
                        verification_router, workspaces_router)
 from mocks.api_scenarios import router as scenarios_router
 from mocks.api_grpc import router as grpc_router
+from mocks.api_mqtt import router as mqtt_router
 from mocks.api_soap import router as soap_router
 from mocks.api_sse import router as sse_router
 from mocks.api_websocket import router as websocket_router
@@ -101,6 +102,7 @@ api.add_router("", sse_router)
 api.add_router("", websocket_router)
 api.add_router("", soap_router)
 api.add_router("", grpc_router)
+api.add_router("", mqtt_router)
 api.add_router("", chaos_router)
 api.add_router("", extras_router)
 

@@ -39,6 +39,7 @@ from mocks.engine.requestlog import QueryParameterError, parse_request_filter
 from mocks.grpc_services import merge_into_port_owner
 from mocks.mqtt_services import merge_into_port_owner as merge_mqtt_into_port_owner
 from mocks.protocols.grpc.control import grpc_ports
+from mocks.protocols.mqtt.control import mqtt_ports
 from mocks.services import AdminError, MockFilter, validation_error
 
 health_router = Router(tags=["health"])
@@ -158,6 +159,7 @@ def ports(request: HttpRequest, verbose: bool = False) -> dict[str, Any]:
     if control is not None and hasattr(control, "engine"):
         # gRPC servers (behavior notes §1: after the engine rows); a read-only look.
         rows += grpc_ports(control)
+        rows += mqtt_ports(control)
     return {"ports": rows}
 
 

@@ -40,6 +40,7 @@ from mocks.protocols.streaming.control import route_sse
 from mocks.protocols.soap.control import route_soap
 from mocks.protocols.grpc.control import grpc_ports, route_grpc
 from mocks.protocols.grpc.server import hub_of as grpc_hub_of
+from mocks.protocols.mqtt.control import route_mqtt
 from mocks.protocols.streaming.runtime import CLOSED_BY_ADMIN
 from mocks.protocols.websocket.control import (WebSocketAdminError, broadcast_target,
                                                endpoint_documents, outgoing_message,
@@ -591,6 +592,9 @@ class EngineControlApp:
                               lambda status, payload: _answer(send, status, payload)):
             pass
         elif await route_grpc(control, method, path,  # /grpc, /grpc/…
+                              lambda status, payload: _answer(send, status, payload)):
+            pass
+        elif await route_mqtt(control, method, path,  # /mqtt, /mqtt/…, /mqtt-connections…
                               lambda status, payload: _answer(send, status, payload)):
             pass
         elif await route_chaos(control, method, path,  # /chaos…

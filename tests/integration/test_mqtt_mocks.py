@@ -284,3 +284,30 @@ def test_posting_an_mqtt_mock_for_a_used_port_merges_its_topics_and_conflicts_ar
     sub = client("merged-sub")
     sub.subscribe("merged/#")
     assert sub.next("merged/")[1] == b"joined"
+
+
+def test_admin_lists_brokers_status_clients_and_ports_and_disconnects_a_client(client, server):
+    watched = client("watched")
+    watched.subscribe("sensors/#")
+    with server.admin_client() as admin:
+        listing = admin.get("/mqtt").json()
+        assert listing["count"] == 2
+        plant = next(row for row in listing["brokers"] if row["id"] == "plant")
+        assert plant["port"] == server.port and plant["running"] is True
+        assert plant["recordingEnabled"] is False
+        assert admin.get("/mqtt/status").json()["running"] is True
+        status = admin.get(f"/mqtt/mqtt:{server.port}/status").json()
+        assert status["id"] == "plant" and status["messagesPublished"] > 0
+        assert admin.get("/mqtt/nope/status").status_code == 404
+        rows = admin.get("/mqtt-connections").json()["connections"]
+        mine = next(row for row in rows if row["clientId"] == "watched")
+        assert mine["subscriptions"] == ["sensors/#"] and mine["port"] == server.port
+        assert admin.get("/mqtt-connections/stats").json()["total"] >= 1
+        assert admin.get(f"/mqtt-connections/{mine['id']}").json()["clientId"] == "watched"
+        ports = admin.get("/ports").json()["ports"]
+        assert {"port": server.port, "protocol": "MQTT", "component": "MQTT Broker",
+                "status": "running"} in ports
+        closed = admin.delete(f"/mqtt-connections/{mine['id']}")
+        assert closed.status_code == 200, closed.text
+        assert admin.get(f"/mqtt-connections/{mine['id']}").status_code == 404
+        assert admin.delete("/mqtt-connections/none").status_code == 404

@@ -1,0 +1,205 @@
+"""The MQTT admin views, on the admin API and mirrored on the engine-control port.
+
+=============================================  ============================================
+``GET /mqtt``                                  ``{brokers: [{id, port, running,
+                                               recordingEnabled, address, mocks, topics,
+                                               clients}], count}``
+``GET /mqtt/status``                           ``{running, brokers, clients,
+                                               messagesReceived, messagesPublished}``
+``GET /mqtt/{id}/status``                      one broker (a mock id or ``mqtt:<port>``):
+                                               ``{id, port, running, address, tls, mocks,
+                                               topics, clients, recordingEnabled,
+                                               messagesReceived, messagesPublished,
+                                               startedAt?}``; 404 ``MQTT broker not found``
+``GET /mqtt-connections``                      ``{connections: [{id, clientId, port,
+                                               brokerId, username, remoteAddr,
+                                               cleanSession, keepAlive, connectedAt,
+                                               subscriptions, messagesReceived}], count}``
+``GET /mqtt-connections/stats``                ``{total, byBroker: {id: n},
+                                               subscriptions}``
+``GET /mqtt-connections/{id}``                 one connection (``<port>:<clientId>``); 404
+``DELETE /mqtt-connections/{id}``              closes it ``{message, id}``; 404
+=============================================  ============================================
+
+:func:`mqtt_ports` gives the ``GET /ports`` rows (``{port, protocol: "MQTT", component:
+"MQTT Broker", status, tls?}``). ``control`` is an ``EngineControl``; everything here reads
+its engine's live snapshot, listener supervisor and MQTT hub on the engine loop.
+
+Source: SPEC "WebSocket, gRPC, MQTT and SOAP administration" (MQTT: list brokers, status);
+behavior notes §1 (MQTT brokers and clients routes, ``/ports`` rows). Django-free.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from datetime import datetime, timezone
+
+from mocks.protocols.mqtt.broker import MqttPortService, hub_of
+
+_STATUS = re.compile(r"^/mqtt/([^/]+)/status$")
+_CONNECTION = re.compile(r"^/mqtt-connections/([^/]+)$")
+BROKER_NOT_FOUND = {"error": "not_found", "message": "MQTT broker not found"}
+CONNECTION_NOT_FOUND = {"error": "not_found", "message": "MQTT connection not found"}
+
+
+def utc_timestamp(epoch: float) -> str:
+    """RFC 3339 UTC text of an epoch time (``2026-01-02T03:04:05.678Z``)."""
+    moment = datetime.fromtimestamp(epoch, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _hub(control: Any) -> Any:
+    return hub_of(control.engine.shared_state)
+
+
+def _services(control: Any) -> dict[int, MqttPortService]:
+    """Port -> the service the live snapshot wants for it."""
+    return {service.port: service for service in control.engine.snapshot.services.values()
+            if isinstance(service, MqttPortService)}
+
+
+def _running(control: Any, port: int) -> MqttPortService | None:
+    service = control.engine.listeners.running.get(f"mqtt:{port}")
+    return service if isinstance(service, MqttPortService) and service.running else None
+
+
+def _row(control: Any, service: MqttPortService) -> dict[str, Any]:
+    live = _running(control, service.port)
+    shown = live or service
+    return {"id": service.broker_id, "port": service.port, "running": live is not None,
+            "recordingEnabled": service.broker_id in _hub(control).recording,
+            "address": live.address if live is not None else "",
+            "mocks": list(service.table.mock_ids),
+            "topics": [topic.topic for topic in service.table.topics],
+            "clients": shown.client_count()}
+
+
+def find_broker(control: Any, broker_id: str) -> MqttPortService | None:
+    """The service of a mock id (any of its mocks) or ``mqtt:<port>``; None when unknown."""
+    for service in _services(control).values():
+        if broker_id == service.name or broker_id in service.table.mock_ids:
+            return service
+    return None
+
+
+async def mqtt_overview(control: Any) -> dict[str, Any]:
+    """``GET /mqtt``."""
+    rows = [_row(control, service) for _port, service in sorted(_services(control).items())]
+    return {"brokers": rows, "count": len(rows)}
+
+
+async def mqtt_summary(control: Any) -> dict[str, Any]:
+    """``GET /mqtt/status``."""
+    services = _services(control)
+    live = [service for port in services if (service := _running(control, port)) is not None]
+    return {"running": bool(live), "brokers": len(services),
+            "clients": len(_hub(control).connections),
+            "messagesReceived": sum(service.messages_received for service in live),
+            "messagesPublished": sum(service.messages_published for service in live)}
+
+
+async def mqtt_status(control: Any, broker_id: str) -> dict[str, Any] | None:
+    """``GET /mqtt/{id}/status``; None when unknown."""
+    service = find_broker(control, broker_id)
+    if service is None:
+        return None
+    live = _running(control, service.port)
+    row = _row(control, service)
+    row.update(tls=service.table.tls is not None,
+               messagesReceived=live.messages_received if live else 0,
+               messagesPublished=live.messages_published if live else 0)
+    if live is not None and live.started_at is not None:
+        row["startedAt"] = utc_timestamp(live.started_at)
+    return row
+
+
+def _connection(info: dict[str, Any]) -> dict[str, Any]:
+    row = dict(info)
+    row["connectedAt"] = utc_timestamp(info["connectedAt"])
+    row["subscriptions"] = list(info["subscriptions"])
+    return row
+
+
+async def mqtt_connections(control: Any) -> dict[str, Any]:
+    """``GET /mqtt-connections``."""
+    rows = [_connection(info) for info in _hub(control).connections.values()]
+    return {"connections": rows, "count": len(rows)}
+
+
+async def mqtt_connection_stats(control: Any) -> dict[str, Any]:
+    """``GET /mqtt-connections/stats``."""
+    by_broker: dict[str, int] = {}
+    subscriptions = 0
+    for info in _hub(control).connections.values():
+        by_broker[info["brokerId"]] = by_broker.get(info["brokerId"], 0) + 1
+        subscriptions += len(info["subscriptions"])
+    return {"total": sum(by_broker.values()), "byBroker": by_broker,
+            "subscriptions": subscriptions}
+
+
+async def mqtt_connection(control: Any, connection_id: str) -> dict[str, Any] | None:
+    """``GET /mqtt-connections/{id}``; None when unknown."""
+    info = _hub(control).connections.get(connection_id)
+    return _connection(info) if info is not None else None
+
+
+async def close_mqtt_connection(control: Any, connection_id: str) -> dict[str, Any] | None:
+    """``DELETE /mqtt-connections/{id}``: close the client's connection; None when unknown."""
+    hub = _hub(control)
+    info = hub.connections.get(connection_id)
+    if info is None:
+        return None
+    service = hub.brokers.get(info["port"])
+    if service is None or not await service.disconnect(info["clientId"]):
+        return None
+    hub.connections.pop(connection_id, None)
+    return {"message": "Connection closed", "id": connection_id}
+
+
+def mqtt_ports(control: Any) -> list[dict[str, Any]]:
+    """``GET /ports`` rows of the MQTT brokers, by port."""
+    rows = []
+    for port, service in sorted(_services(control).items()):
+        row: dict[str, Any] = {"port": port, "protocol": "MQTT", "component": "MQTT Broker",
+                               "status": "running" if _running(control, port) else "stopped"}
+        if service.table.tls is not None:
+            row["tls"] = True
+        rows.append(row)
+    return rows
+
+
+async def route_mqtt(control: Any, method: str, path: str,
+                     answer: Callable[[int, Any], Awaitable[None]]) -> bool:
+    """Answer an MQTT route of the engine-control port; False when ``path`` is not one."""
+    if not (path == "/mqtt" or path.startswith("/mqtt/") or path == "/mqtt-connections"
+            or path.startswith("/mqtt-connections/")):
+        return False
+    connection = _CONNECTION.match(path)
+    status = _STATUS.match(path)
+    if connection is not None and method == "DELETE":
+        result = await close_mqtt_connection(control, connection.group(1))
+        await (answer(200, result) if result is not None else
+               answer(404, CONNECTION_NOT_FOUND))
+        return True
+    if method != "GET":
+        await answer(405, {"error": "method_not_allowed", "message": f"{method} not allowed"})
+        return True
+    if path == "/mqtt":
+        await answer(200, await mqtt_overview(control))
+    elif path == "/mqtt/status":
+        await answer(200, await mqtt_summary(control))
+    elif path == "/mqtt-connections":
+        await answer(200, await mqtt_connections(control))
+    elif path == "/mqtt-connections/stats":
+        await answer(200, await mqtt_connection_stats(control))
+    elif connection is not None:
+        found = await mqtt_connection(control, connection.group(1))
+        await (answer(200, found) if found is not None else answer(404, CONNECTION_NOT_FOUND))
+    elif status is not None:
+        found = await mqtt_status(control, status.group(1))
+        await (answer(200, found) if found is not None else answer(404, BROKER_NOT_FOUND))
+    else:
+        await answer(404, {"error": "not_found", "message": "Resource not found"})
+    return True
