@@ -41,9 +41,10 @@ def _register_client_commands(group: click.Group) -> None:
     oidc_cli.register(group)
     cli_admin.register(group)
     cli_websocket.register(group)
-    from mockd_project import cli_grpc
+    from mockd_project import cli_grpc, cli_mqtt
 
     cli_grpc.register(group)
+    cli_mqtt.register(group)
     chaos_cli.register(group)
 
 

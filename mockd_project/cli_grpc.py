@@ -93,6 +93,18 @@ def grpc_add(proto: str, service: str, method: str, response: str | None, port: 
     """Add a gRPC mock for one method of a .proto service."""
     mock = build_grpc_mock(proto=proto, service=service, method=method, response=response,
                            port=port, reflection=reflection, mock_id=mock_id, name=name)
+    post_port_mock(mock, kind="gRPC", port=port, created=f"{service}/{method}",
+                   merged_noun="services", admin_url=admin_url, api_key=api_key,
+                   as_json=as_json)
+
+
+def post_port_mock(mock: dict[str, Any], *, kind: str, port: int, created: str,
+                   merged_noun: str, admin_url: str | None, api_key: str | None,
+                   as_json: bool) -> None:
+    """``POST /mocks`` a mock that owns a port (gRPC, MQTT) and print the outcome:
+    ``Created <kind> mock <id> on port <port> (<created>)`` or ``Merged into <kind> mock <id>
+    on port <port> (<merged_noun>: a, b)``; ``as_json`` prints the admin answer. Admin errors
+    (409 conflicts, 400 validation) surface as the client's ``ClientError``."""
     client = make_client(admin_url, api_key)
     try:
         answer = client.request("POST", "/mocks", json=mock)
@@ -101,11 +113,11 @@ def grpc_add(proto: str, service: str, method: str, response: str | None, port: 
     if as_json:
         click.echo(json.dumps(answer, indent=2))
     elif isinstance(answer, dict) and answer.get("action") == "merged":
-        click.echo(f"Merged into gRPC mock {answer['targetMockId']} on port {port} "
-                   f"(services: {', '.join(answer.get('totalServices', []))})")
+        click.echo(f"Merged into {kind} mock {answer['targetMockId']} on port {port} "
+                   f"({merged_noun}: {', '.join(answer.get('totalServices', []))})")
     else:
         saved = answer.get("mock", answer) if isinstance(answer, dict) else {}
-        click.echo(f"Created gRPC mock {saved.get('id')} on port {port} ({service}/{method})")
+        click.echo(f"Created {kind} mock {saved.get('id')} on port {port} ({created})")
 
 
 def register(group: click.Group) -> None:
