@@ -311,3 +311,76 @@ def test_admin_lists_brokers_status_clients_and_ports_and_disconnects_a_client(c
         assert closed.status_code == 200, closed.text
         assert admin.get(f"/mqtt-connections/{mine['id']}").status_code == 404
         assert admin.delete("/mqtt-connections/none").status_code == 404
+
+
+def test_recording_filters_and_converts_into_a_mock_that_serves_the_same_messages(
+        client, server):
+    with server.admin_client() as admin:
+        started = admin.post("/mqtt/plant/record/start")
+        assert started.status_code == 200 and started.json()["recordingEnabled"] is True
+        assert admin.post("/mqtt/nope/record/start").status_code == 404
+        rows = admin.get("/mqtt").json()["brokers"]
+        assert next(row for row in rows if row["id"] == "plant")["recordingEnabled"] is True
+        watcher = client("rec-watch")
+        watcher.subscribe("rec/#", 1)
+        pub = client("rec-pub")
+        for topic, payload, qos in (("rec/a/temp", b"21", 1), ("rec/b/temp", b"22", 0),
+                                    ("rec/a/temp", b"21", 1), ("rec/a/temp", b"23", 1)):
+            pub.c.publish(topic, payload, qos=qos).wait_for_publish(TIMEOUT)
+        for _ in range(4):
+            watcher.next("rec/")
+        admin.post("/mqtt/plant/record/stop")
+        assert not next(row for row in admin.get("/mqtt").json()["brokers"]
+                        if row["id"] == "plant")["recordingEnabled"]
+        pub.c.publish("rec/a/temp", b"after stop").wait_for_publish(TIMEOUT)
+
+        temps = admin.get("/mqtt-recordings", params={"topicPattern": "rec/+/temp"}).json()
+        assert temps["total"] == 4, temps
+        assert [row["payload"] for row in temps["recordings"]] == ["21", "22", "21", "23"]
+        assert temps["recordings"][0]["clientId"] == "rec-pub"
+        assert temps["recordings"][0]["direction"] == "publish"
+        subs = admin.get("/mqtt-recordings", params={"clientId": "rec-watch",
+                                                     "direction": "subscribe"}).json()
+        assert [row["topic"] for row in subs["recordings"]] == ["rec/#"]
+        page = admin.get("/mqtt-recordings", params={"topicPattern": "rec/#", "limit": 1,
+                                                     "offset": 1}).json()
+        assert page["limit"] == 1 and len(page["recordings"]) == 1
+        bad = admin.get("/mqtt-recordings", params={"topicPattern": "rec/#/x"})
+        assert bad.status_code == 400 and bad.json()["error"] == "validation_error"
+        first = temps["recordings"][0]
+        assert admin.get(f"/mqtt-recordings/{first['id']}").json() == first
+        stats = admin.get("/mqtt-recordings/stats").json()
+        assert stats["total"] >= 5 and stats["byDirection"]["subscribe"] >= 1
+        assert stats["dropped"] == 0 and stats["recordingBrokers"] == []
+        assert admin.post("/mqtt-recordings/export").json()["count"] == stats["total"]
+
+        one = admin.post(f"/mqtt-recordings/{first['id']}/convert").json()
+        assert one["mock"]["mqtt"]["topics"] == [
+            {"topic": "rec/a/temp", "qos": 1, "messages": [{"payload": "21", "delay": 0}]}]
+        replay_port = free_port()
+        converted = admin.post("/mqtt-recordings/convert", json={
+            "topicPattern": "rec/#", "deduplicate": True, "includeQoS": True,
+            "includeRetain": True}).json()
+        assert converted["recordingCount"] == 3 and converted["topicCount"] == 2
+        assert converted["skipped"] == 1  # the subscription
+        mock = converted["mock"]
+        assert mock["type"] == "mqtt" and mock["mqtt"]["port"] == server.port
+        assert admin.post("/mqtt-recordings/convert", json={
+            "topicPattern": "none/#"}).json()["error"] == "no_recordings"
+
+        # an empty broker first, so a subscriber is there when the converted topics arrive
+        assert admin.post("/mocks", json={"type": "mqtt", "mqtt": {
+            "port": replay_port, "topics": []}}).status_code == 201
+        replay = client("replay-sub", port=replay_port)
+        replay.subscribe("rec/#", 1)
+        mock["mqtt"]["port"] = replay_port
+        posted = admin.post("/mocks", json=mock)
+        assert posted.status_code == 200 and posted.json()["action"] == "merged", posted.text
+        got = [replay.next("rec/")[:3] for _ in range(3)]
+        assert sorted(got) == sorted([("rec/a/temp", b"21", 1), ("rec/b/temp", b"22", 0),
+                                      ("rec/a/temp", b"23", 1)])
+
+        assert admin.delete(f"/mqtt-recordings/{first['id']}").status_code == 200
+        assert admin.get(f"/mqtt-recordings/{first['id']}").status_code == 404
+        assert admin.delete("/mqtt-recordings").json()["deleted"] == stats["total"] - 1
+        assert admin.get("/mqtt-recordings").json()["total"] == 0
