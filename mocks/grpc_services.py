@@ -23,17 +23,10 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from django.utils import timezone as django_timezone
-
 from mocks import services
 from mocks.core.errors import ConfigError
-from mocks.models import DEFAULT_WORKSPACE_ID, Mock
+from mocks.port_sharing import port_owner, save_merged
 from mocks.protocols.grpc.protos import load_protos
-
-
-def _port_of(config: dict[str, Any]) -> int | None:
-    port = (config or {}).get("port")
-    return port if isinstance(port, int) else None
 
 
 def _served(mock_config: Any, mock_id: str) -> dict[str, set[str]]:
@@ -92,33 +85,10 @@ def merge_into_port_owner(body: Any, workspace_id: str | None) -> dict[str, Any]
     """Merge a posted gRPC mock into the mock that owns its port (see the module docstring);
     None when the mock is to be created as usual. Raises :class:`~mocks.services.AdminError`
     (400 for an invalid body, 409 ``port_conflict``/``service_conflict``)."""
-    if not isinstance(body, dict):
+    found = port_owner(body, "grpc", workspace_id)
+    if found is None:
         return None
-    declared = body.get("type") or ("grpc" if isinstance(body.get("grpc"), dict) else None)
-    if declared != "grpc" or not isinstance(body.get("grpc"), dict):
-        return None
-    port = _port_of(body["grpc"])
-    if port is None:
-        return None
-    owners = [row for row in Mock.objects.filter(type__in=("grpc", "mqtt"))
-              if _port_of(row.config) == port and row.id != body.get("id")]
-    if not owners:
-        return None
-    mock = services.parse_mock(body)
-    workspace = mock.workspace_id or workspace_id or DEFAULT_WORKSPACE_ID
-    other_protocol = next((row for row in owners if row.type != "grpc"), None)
-    if other_protocol is not None:
-        raise services.AdminError(409, "port_conflict",
-                                  f"port {port} is used by {other_protocol.type} mock "
-                                  f"{other_protocol.id!r}; give the gRPC mock another port")
-    same = [row for row in owners if row.workspace_id == workspace]
-    if not same:
-        row = owners[0]
-        raise services.AdminError(409, "port_conflict",
-                                  f"port {port} is used by gRPC mock {row.id!r} of workspace "
-                                  f"{row.workspace_id!r}; mocks of two workspaces cannot share "
-                                  f"a gRPC port: use another port")
-    target = same[0]
+    mock, target, port = found
     incoming_config = body["grpc"]
     target_mock = services.parse_mock(services.mock_document(target))
     served_before = _served(target_mock.grpc, target.id)
@@ -142,25 +112,8 @@ def merge_into_port_owner(body: Any, workspace_id: str | None) -> dict[str, Any]
     configured_before = {name: set((service.get("methods") or {}))
                          for name, service in (target.config.get("services") or {}).items()}
     merged = merged_config(target.config, incoming_config)
-    document = services.mock_document(target)
-    document[target.type] = merged
-    checked = services.parse_mock(document, mock_id=target.id)
     added = sorted(name for name in served_new if name not in served_before
                    or set((mock.grpc.services.get(name).methods if name in mock.grpc.services
                            else {})) - configured_before.get(name, set()))
-
-    def change() -> Mock:
-        row = services.get_mock_row(target.id)
-        row.config = checked.model_dump(mode="json", by_alias=True,
-                                         exclude_unset=True).get("grpc") or merged
-        row.updated_at = django_timezone.now()
-        row.save()
-        return row
-
-    saved = services.commit_change(change, touched={target.id})
     total = sorted(set(served_before) | set(served_new))
-    return {"id": target.id, "action": "merged",
-            "message": f"Merged {len(added)} service(s) into gRPC mock {target.id!r} on port "
-                       f"{port}",
-            "targetMockId": target.id, "addedServices": added, "totalServices": total,
-            "mock": services.mock_document(saved)}
+    return save_merged(target, merged, port, added, total, "service(s)")

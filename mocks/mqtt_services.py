@@ -21,15 +21,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from django.utils import timezone as django_timezone
-
 from mocks import services
-from mocks.models import DEFAULT_WORKSPACE_ID, Mock
-
-
-def _port_of(config: dict[str, Any]) -> int | None:
-    port = (config or {}).get("port")
-    return port if isinstance(port, int) else None
+from mocks.port_sharing import port_owner, save_merged
 
 
 def _topics(config: dict[str, Any]) -> list[str]:
@@ -41,33 +34,10 @@ def merge_into_port_owner(body: Any, workspace_id: str | None) -> dict[str, Any]
     """Merge a posted MQTT mock into the mock that owns its port (see the module docstring);
     None when the mock is to be created as usual. Raises :class:`~mocks.services.AdminError`
     (400 for an invalid body, 409 ``port_conflict``/``service_conflict``)."""
-    if not isinstance(body, dict):
+    found = port_owner(body, "mqtt", workspace_id)
+    if found is None:
         return None
-    declared = body.get("type") or ("mqtt" if isinstance(body.get("mqtt"), dict) else None)
-    if declared != "mqtt" or not isinstance(body.get("mqtt"), dict):
-        return None
-    port = _port_of(body["mqtt"])
-    if port is None:
-        return None
-    owners = [row for row in Mock.objects.filter(type__in=("grpc", "mqtt"))
-              if _port_of(row.config) == port and row.id != body.get("id")]
-    if not owners:
-        return None
-    mock = services.parse_mock(body)
-    workspace = mock.workspace_id or workspace_id or DEFAULT_WORKSPACE_ID
-    other_protocol = next((row for row in owners if row.type != "mqtt"), None)
-    if other_protocol is not None:
-        raise services.AdminError(409, "port_conflict",
-                                  f"port {port} is used by {other_protocol.type} mock "
-                                  f"{other_protocol.id!r}; give the MQTT mock another port")
-    same = [row for row in owners if row.workspace_id == workspace]
-    if not same:
-        row = owners[0]
-        raise services.AdminError(409, "port_conflict",
-                                  f"port {port} is used by MQTT mock {row.id!r} of workspace "
-                                  f"{row.workspace_id!r}; mocks of two workspaces cannot share "
-                                  f"a broker: use another port")
-    target = same[0]
+    mock, target, port = found
     before = _topics(target.config)
     incoming = body["mqtt"]
     added = [topic.topic for topic in mock.mqtt.topics]
@@ -83,21 +53,4 @@ def merge_into_port_owner(body: Any, workspace_id: str | None) -> dict[str, Any]
     for key in ("auth", "tls"):
         if incoming.get(key) and not merged.get(key):
             merged[key] = copy.deepcopy(incoming[key])
-    document = services.mock_document(target)
-    document["mqtt"] = merged
-    checked = services.parse_mock(document, mock_id=target.id)
-
-    def change() -> Mock:
-        row = services.get_mock_row(target.id)
-        row.config = checked.model_dump(mode="json", by_alias=True,
-                                         exclude_unset=True).get("mqtt") or merged
-        row.updated_at = django_timezone.now()
-        row.save()
-        return row
-
-    saved = services.commit_change(change, touched={target.id})
-    return {"id": target.id, "action": "merged",
-            "message": f"Merged {len(added)} topic(s) into MQTT mock {target.id!r} on port "
-                       f"{port}",
-            "targetMockId": target.id, "addedServices": added,
-            "totalServices": before + added, "mock": services.mock_document(saved)}
+    return save_merged(target, merged, port, added, before + added, "topic(s)")
