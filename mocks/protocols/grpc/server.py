@@ -320,25 +320,41 @@ def _internal(error: Exception, path: str) -> CallError:
                                                f"{type(error).__name__}: {error}")
 
 
+class _Answering:
+    """``async with _Answering(call):`` around the work of one call. A :class:`CallError`
+    (or any other exception, logged and sent as ``INTERNAL``) becomes the call's status
+    instead of escaping; the call is then finished (counted and logged), as ``CANCELLED``
+    when the client went away (cancellation is not swallowed). A failing answer never
+    kills the server."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: _Call):
+        self.call = call
+
+    async def __aenter__(self) -> _Call:
+        return self.call
+
+    async def __aexit__(self, kind: Any, error: Any, traceback: Any) -> bool:
+        handled = isinstance(error, Exception)
+        if isinstance(error, CallError):
+            self.call.failed(error)
+        elif handled:
+            self.call.failed(_internal(error, self.call.path))
+        self.call.finish(cancelled=error is not None and not handled)
+        return handled
+
+
 def _unary(method: CompiledMethod, port: int, sink: Any, hub: GrpcHub) -> Callable[..., Any]:
     path = method.info.path
 
     async def unary(data: bytes, context: Any) -> bytes | None:
         call = _Call(method, path, port, sink, hub, context, "unary")
         reply = None
-        cancelled = True
-        try:
-            try:
-                request = call.request_of(data)
-                async for reply in _replies(call, method.choose(request), request):
-                    call.sent = 1
-            except CallError as error:
-                call.failed(error)
-            except Exception as error:  # noqa: BLE001 - a failing answer never kills the server
-                call.failed(_internal(error, path))
-            cancelled = False
-        finally:
-            call.finish(cancelled)
+        async with _Answering(call):
+            request = call.request_of(data)
+            async for reply in _replies(call, method.choose(request), request):
+                call.sent = 1
         await call.abort(context)
         return reply
 
@@ -351,21 +367,12 @@ def _server_stream(method: CompiledMethod, port: int, sink: Any,
 
     async def server_stream(data: bytes, context: Any) -> AsyncIterator[bytes]:
         call = _Call(method, path, port, sink, hub, context, "server_stream")
-        cancelled = True
-        try:
-            try:
-                request = call.request_of(data)
-                async for reply in _replies(call, method.choose(request), request):
-                    call.sent += 1
-                    call.active.sent = call.sent
-                    yield reply
-            except CallError as error:
-                call.failed(error)
-            except Exception as error:  # noqa: BLE001 - a failing answer never kills the server
-                call.failed(_internal(error, path))
-            cancelled = False
-        finally:
-            call.finish(cancelled)
+        async with _Answering(call):
+            request = call.request_of(data)
+            async for reply in _replies(call, method.choose(request), request):
+                call.sent += 1
+                call.active.sent = call.sent
+                yield reply
         await call.abort(context)
 
     return server_stream
@@ -379,24 +386,15 @@ def _client_stream(method: CompiledMethod, port: int, sink: Any,
         call = _Call(method, path, port, sink, hub, context, "client_stream")
         call.logged_messages = []
         reply = None
-        cancelled = True
-        try:
-            try:
-                documents = []
-                async for data in requests:
-                    documents.append(call.request_of(data).json)
-                document = {"messages": documents, "count": len(documents),
-                            "last": documents[-1] if documents else {}}
-                request = call.request = call_request(path, call.metadata, document, call.peer)
-                async for reply in _replies(call, method.choose(request), request):
-                    call.sent = 1
-            except CallError as error:
-                call.failed(error)
-            except Exception as error:  # noqa: BLE001 - a failing answer never kills the server
-                call.failed(_internal(error, path))
-            cancelled = False
-        finally:
-            call.finish(cancelled)
+        async with _Answering(call):
+            documents = []
+            async for data in requests:
+                documents.append(call.request_of(data).json)
+            document = {"messages": documents, "count": len(documents),
+                        "last": documents[-1] if documents else {}}
+            request = call.request = call_request(path, call.metadata, document, call.peer)
+            async for reply in _replies(call, method.choose(request), request):
+                call.sent = 1
         await call.abort(context)
         return reply
 
@@ -409,22 +407,13 @@ def _bidi(method: CompiledMethod, port: int, sink: Any, hub: GrpcHub) -> Callabl
     async def bidi(requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
         call = _Call(method, path, port, sink, hub, context, "bidi")
         call.logged_messages = []
-        cancelled = True
-        try:
-            try:
-                async for data in requests:
-                    request = call.request_of(data)
-                    async for reply in _replies(call, method.choose(request), request):
-                        call.sent += 1
-                        call.active.sent = call.sent
-                        yield reply
-            except CallError as error:
-                call.failed(error)
-            except Exception as error:  # noqa: BLE001 - a failing answer never kills the server
-                call.failed(_internal(error, path))
-            cancelled = False
-        finally:
-            call.finish(cancelled)
+        async with _Answering(call):
+            async for data in requests:
+                request = call.request_of(data)
+                async for reply in _replies(call, method.choose(request), request):
+                    call.sent += 1
+                    call.active.sent = call.sent
+                    yield reply
         await call.abort(context)
 
     return bidi
