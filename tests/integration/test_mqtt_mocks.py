@@ -310,6 +310,50 @@ def test_publishes_reach_the_request_log_and_tables(client, server):
         assert any(item.get("deviceId") == "d1" for item in listed)
 
 
+def mqtt_metrics(admin) -> tuple[float, float]:
+    """``(mockd_requests_total of method mqtt on path cmd/+/set, mockd_match_hits_total of
+    mock plant)`` as ``GET /metrics`` shows them (0 when the series is absent)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    requests = hits = 0.0
+    for family in text_string_to_metric_families(admin.get("/metrics").text):
+        for sample in family.samples:
+            if (sample.name == "mockd_requests_total" and sample.labels.get("method") == "mqtt"
+                    and sample.labels.get("path") == "cmd/+/set"):
+                requests += sample.value
+            elif (sample.name == "mockd_match_hits_total"
+                  and sample.labels.get("mock_id") == "plant"):
+                hits += sample.value
+    return requests, hits
+
+
+def test_client_publishes_count_in_verification_and_metrics(client, server):
+    pub = client("counted")
+    with server.admin_client() as admin:
+        assert admin.delete("/mocks/plant/invocations").status_code == 200
+        assert admin.get("/mocks/plant/verify").json()["callCount"] == 0
+        requests_before, hits_before = mqtt_metrics(admin)
+        for level in range(3):
+            pub.c.publish("cmd/valve/set", json.dumps({"level": level}),
+                          qos=1).wait_for_publish(TIMEOUT)
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline:
+            status = admin.get("/mocks/plant/verify").json()
+            if status["callCount"] >= 3:
+                break
+            time.sleep(0.05)
+        assert status["callCount"] == 3, status
+        assert status["firstCalledAt"] <= status["lastCalledAt"]
+        verdict = admin.post("/mocks/plant/verify", json={"exactly": 3}).json()
+        assert verdict["passed"] is True and verdict["actual"] == 3, verdict
+        calls = admin.get("/mocks/plant/invocations").json()
+        assert calls["total"] == 3
+        assert {row["path"] for row in calls["invocations"]} == {"cmd/valve/set"}
+        requests_after, hits_after = mqtt_metrics(admin)
+        assert requests_after - requests_before == 3
+        assert hits_after - hits_before == 3
+
+
 def test_posting_an_mqtt_mock_for_a_used_port_merges_its_topics_and_conflicts_are_409(
         client, server):
     port = server.port
