@@ -444,7 +444,8 @@ def compile_template(text: str, escape: Callable[[str], str] | None = None) -> T
     """
     head, pairs = _split_and_compile(text)
     if escape is not None:
-        pairs = [(_escaped(evaluate, escape), literal) for evaluate, literal in pairs]
+        pairs = [(evaluate if evaluate in _ESCAPE_FREE else _escaped(evaluate, escape), literal)
+                 for evaluate, literal in pairs]
     if not pairs:
         return _StaticTemplate(text, head)
     if not head and len(pairs) == 1 and not pairs[0][1]:
@@ -1075,6 +1076,11 @@ _SIMPLE_REFERENCES: dict[str, Evaluator] = {
     # The incoming message of a message-based protocol (its text), carried as the body.
     "message": lambda ctx: ctx.request.text,
 }
+
+#: Evaluators whose text never holds a character an ``escape`` function changes (digits,
+#: hex, ``-``, ``:``, ``T``, ``Z``, ``.``): :func:`compile_template` does not wrap them.
+_ESCAPE_FREE: frozenset[Evaluator] = frozenset({_now, _timestamp, _timestamp_iso,
+                                               _timestamp_unix_ms, _uuid, _uuid_short})
 
 
 # --- Functions -----------------------------------------------------------------------------------

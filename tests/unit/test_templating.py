@@ -568,3 +568,18 @@ def test_seeded_object_draws_random_values_in_field_order():
     one_by_one = {key: compile_template(text).render(context) for key, text in fields.items()}
     assert whole == one_by_one
     assert whole["b"] != whole["d"]
+
+
+@pytest.mark.parametrize("expression", ["now", "timestamp", "timestamp.iso", "timestamp.unix_ms",
+                                        "uuid", "uuid.short"])
+def test_values_left_unescaped_hold_nothing_an_escape_would_change(expression):
+    """An escaping template (a SOAP body) skips the escape for these values: what they render
+    must then hold no character the escape changes."""
+    marked = compile_template("<v>{{" + expression + "}}</v>", escape=lambda text: f"[{text}]")
+    plain = compile_template("{{" + expression + "}}")
+    for seed in range(20):
+        context = RenderContext(make_request(), {}, seed, TemplateState())
+        text = plain.render(context)
+        assert not set(text) & set("&<>\"'"), text
+        rendered = marked.render(RenderContext(make_request(), {}, seed, TemplateState()))
+        assert "[" not in rendered and rendered.startswith("<v>")

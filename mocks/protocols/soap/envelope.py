@@ -62,7 +62,7 @@ def text_escape(text: str) -> str:
 
 
 def request_action_and_version(request: MockRequest) -> tuple[str, str]:
-    """``(action, version guess)`` of a request, from one pass over its headers.
+    """``(action, version guess)`` of a request, from its headers.
 
     The action the client names: the ``action`` parameter of the content type (SOAP 1.2),
     else the ``SOAPAction`` header; quotes and spaces removed; ``""`` when none. The version
@@ -70,8 +70,9 @@ def request_action_and_version(request: MockRequest) -> tuple[str, str]:
     ``application/soap+xml``, else ``1.1``.
     """
     content_type = request.header("content-type", b"content-type") or ""
-    version = "1.2" if "application/soap+xml" in content_type.lower() else "1.1"
-    if ";" in content_type:
+    lowered = content_type.lower()
+    version = "1.2" if "application/soap+xml" in lowered else "1.1"
+    if "action" in lowered:  # most content types carry only a charset: no parameter walk
         for parameter in content_type.split(";")[1:]:
             name, _, value = parameter.strip().partition("=")
             if name.strip().lower() == "action" and value.strip().strip('"'):

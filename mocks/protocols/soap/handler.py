@@ -143,7 +143,7 @@ class CompiledOperation:
     def answer_for(self, document: Any) -> CompiledAnswer | None:
         """The first answer whose conditions hold, or None."""
         for answer in self.answers:
-            if answer.matches(document):
+            if answer.conditions is None or answer.matches(document):
                 return answer
         return None
 
@@ -354,8 +354,11 @@ class SoapEndpoint:
         # name), request.body as the SOAP body's content by element name (each built only
         # when something reads it).
         if operation.needs_map:
-            request.__dict__["json"] = {local_name(element.tag): element_to_map(element)
-                                        for element in elements}
+            body_map = {}
+            for element in elements:
+                tag = element.tag
+                body_map[tag[tag.rfind("}") + 1:]] = element_to_map(element)
+            request.__dict__["json"] = body_map
         if operation.needs_document:
             request.__dict__["xml_document"] = root
         answer = operation.answer_for(root)  # XPath matches by local name: no stripping
