@@ -491,6 +491,40 @@ async def test_queries_run_over_the_websocket_too(server):
     assert got == {"greeting": "Hallo Ws"}
 
 
+async def _close_code_after(server, messages: list[dict[str, Any]]) -> int:
+    """The close code the server sends after ``messages`` on a graphql-transport-ws socket."""
+    import json
+
+    import websockets
+
+    url = server.base.replace("http://", "ws://") + "/graphql"
+    async with asyncio.timeout(15):
+        async with websockets.connect(url, subprotocols=["graphql-transport-ws"]) as socket:
+            for message in messages:
+                await socket.send(json.dumps(message))
+            try:
+                for _ in range(20):  # an ack or a result may come before the close
+                    await socket.recv()
+            except websockets.ConnectionClosed as closed:
+                return closed.rcvd.code if closed.rcvd else -1
+    return 0
+
+
+@pytest.mark.parametrize(("messages", "code"), [
+    ([{"type": "subscribe", "id": "1", "payload": {"query": "subscription { counter }"}}],
+     4401),  # no connection_init first
+    ([{"type": "connection_init"}, {"type": "connection_init"}], 4429),
+    ([{"type": "connection_init"}, {"type": "no-such-type"}], 4400),
+    ([{"type": "connection_init"}, {"id": "1", "payload": {}}], 4400),
+    ([{"type": "connection_init"},
+      {"type": "subscribe", "id": "1", "payload": {"query": "subscription { userJoined { id } }"}},
+      {"type": "subscribe", "id": "1", "payload": {"query": "subscription { userJoined { id } }"}}],
+     4409),  # the first is still running: fake events have no end
+])
+async def test_graphql_transport_ws_protocol_errors_close_with_its_codes(server, messages, code):
+    assert await _close_code_after(server, messages) == code
+
+
 # ---------------------------------------------------------------- admin
 
 
