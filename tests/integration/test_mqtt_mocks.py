@@ -145,6 +145,18 @@ def test_retained_message_reaches_a_late_subscriber(client):
     assert (topic, payload, retain) == ("status/boot", b"up", True)
 
 
+def test_a_client_retained_publish_reaches_a_late_subscriber_and_the_log(client, server):
+    pub = client("keeper")
+    pub.c.publish("kept/lamp", b"on", qos=1, retain=True).wait_for_publish(TIMEOUT)
+    late = client("kept-late")
+    late.subscribe("kept/#", 1)
+    assert late.next("kept/")[:4] == ("kept/lamp", b"on", 1, True)
+    with server.admin_client() as admin:
+        rows = admin.get("/requests", params={"mqttClientId": "keeper"}).json()["requests"]
+    assert [(row["path"], row["mqtt"]["retain"], row["mqtt"]["qos"]) for row in rows] == [
+        ("kept/lamp", True, 1)]
+
+
 def test_on_publish_answers_with_wildcard_payload_and_topic_templates_and_forwards(client,
                                                                                    server):
     sub = client("app-sub")

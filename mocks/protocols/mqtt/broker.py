@@ -5,10 +5,13 @@
 begins the scheduled publishes; ``stop`` cancels them and shuts the broker down. The broker is
 ``amqtt`` (MQTT 3.1.1: QoS 0-2, retained messages, ``+``/``#`` subscriptions, clean and
 persistent sessions held in memory; an MQTT 5 CONNECT is refused by the library with
-"unacceptable protocol version"). Its only plugin is :class:`MockdPlugin`: authentication and
-ACLs from the mock's ``auth`` block, and the hook that answers client publishes
-(``onPublish``), writes them to the request log (method ``mqtt``, path = topic) and records
-them.
+"unacceptable protocol version"). Its only plugin is :class:`MockdPlugin`: authentication
+from the mock's ``auth`` block and connection tracking. The per-message work runs in
+:class:`_MockBroker` without amqtt's plugin dispatch (which costs a task per hook per
+message): the ACL check on publish, subscribe and delivery (a plain True when auth is off),
+and, for each client publish that passed it, :meth:`MqttPortService.client_published`: the
+request log entry (method ``mqtt``, path = topic), the recording, and the ``onPublish``
+answer, which alone gets a task of its own.
 
 Hardening: a packet whose remaining length exceeds :data:`MAX_PACKET_BYTES` closes the
 connection; a client that does not complete CONNECT within :data:`CONNECT_TIMEOUT_SECONDS`
@@ -30,13 +33,14 @@ import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any, Awaitable, Hashable
 
 from amqtt.adapters import StreamReaderAdapter, StreamWriterAdapter
 from amqtt.broker import Broker
 from amqtt.contexts import Action
 from amqtt.errors import AMQTTError
-from amqtt.plugins.base import BaseAuthPlugin, BaseTopicPlugin
+from amqtt.events import BrokerEvents
+from amqtt.plugins.base import BaseAuthPlugin
 
 from mocks.core.templating import TemplateState
 from mocks.protocols.mqtt.topics import (capture_params, match, message_request, render)
@@ -170,9 +174,10 @@ def device_topic(topic: str, device_id: str) -> str:
 
 # ------------------------------------------------------------------------------- the plugin
 
-class MockdPlugin(BaseAuthPlugin, BaseTopicPlugin):
-    """The broker's only plugin: auth, ACLs and the publish hook of its
-    :class:`MqttPortService` (set as ``service`` right after the broker is built)."""
+class MockdPlugin(BaseAuthPlugin):
+    """The broker's only plugin: authentication and connection tracking for its
+    :class:`MqttPortService` (set as ``service`` right after the broker is built). ACLs and
+    client publishes are handled by :class:`_MockBroker` directly."""
 
     service: "MqttPortService | None" = None
 
@@ -184,23 +189,6 @@ class MockdPlugin(BaseAuthPlugin, BaseTopicPlugin):
             return True
         known = users.get(session.username or "")
         return known is not None and known[0] == (session.password or "")
-
-    async def topic_filtering(self, *, session: Any = None, topic: str | None = None,
-                              action: Any = None) -> bool | None:
-        """ACL check: publish needs ``write``, subscribe and delivery need ``read``."""
-        service = self.service
-        users = service.table.users if service is not None else None
-        if users is None or session is None or topic is None:
-            return True
-        known = users.get(session.username or "")
-        if known is None:
-            return False
-        acl = known[1]
-        if not acl:
-            return True
-        wanted = "write" if action == Action.PUBLISH else "read"
-        return any(access in (wanted, "readwrite") and match(pattern, topic) is not None
-                   for pattern, access in acl)
 
     async def on_broker_client_connected(self, *, client_id: str, client_session: Any) -> None:
         """Track the connection (``/mqtt-connections``)."""
@@ -219,15 +207,6 @@ class MockdPlugin(BaseAuthPlugin, BaseTopicPlugin):
         if self.service is not None:
             self.service.subscribed(client_id, topic, qos)
 
-    async def on_broker_message_broadcast(self, *, client_id: str, message: Any) -> None:
-        """A client's publish passed the ACL: log, record and answer it."""
-        if self.service is not None:
-            packet = getattr(message, "publish_packet", None)
-            retain = bool(packet is not None and packet.retain_flag)
-            await self.service.client_published(client_id, message.topic,
-                                                bytes(message.data or b""),
-                                                message.qos or 0, retain)
-
 
 class PacketTooLarge(Exception):
     """A client announced a packet larger than :data:`MAX_PACKET_BYTES`, or its first byte is
@@ -241,19 +220,29 @@ class _BoundedReader(StreamReaderAdapter):
 
     started = False
 
-    async def read(self, n: int = -1) -> bytes:
+    def read(self, n: int = -1) -> Awaitable[bytes]:
+        # Not a coroutine: after the first byte, the stream's own awaitable is handed back,
+        # so each read of each packet costs no extra coroutine frames.
         if n > MAX_PACKET_BYTES:
             raise PacketTooLarge(f"packet of {n} bytes (limit {MAX_PACKET_BYTES})")
-        data = await super().read(n)
         if not self.started:
-            self.started = True
-            if data[:1] != b"\x10":
-                raise PacketTooLarge("the first packet is not a CONNECT")
+            return self._first(n)
+        return self._reader.readexactly(n) if n != -1 else self._reader.read(n)
+
+    async def _first(self, n: int) -> bytes:
+        data = await super().read(n)
+        self.started = True
+        if data[:1] != b"\x10":
+            raise PacketTooLarge("the first packet is not a CONNECT")
         return data
 
 
 class _MockBroker(Broker):
-    """``amqtt``'s broker with bounded packets and a CONNECT deadline."""
+    """``amqtt``'s broker with bounded packets, a CONNECT deadline, and the ACL check and the
+    client-publish hook of its ``service`` called directly (set right after the broker is
+    built)."""
+
+    service: "MqttPortService | None" = None
 
     async def stream_connected(self, reader: asyncio.StreamReader,
                                writer: asyncio.StreamWriter, listener_name: str) -> None:
@@ -272,6 +261,44 @@ class _MockBroker(Broker):
         holders = self._subscriptions.get(subscription[0], ())
         if any(holder.client_id == session.client_id for holder, _qos in holders):
             await super()._publish_retained_messages_for_subscription(subscription, session)
+
+    async def _topic_filtering(self, session: Any, topic: str, action: Action) -> bool:
+        # amqtt asks every topic plugin through one task each, on every publish, subscription
+        # and delivery; the ACL of the service is the only check there is.
+        service = self.service
+        return service is None or service.permits(session, topic, action)
+
+    async def _handle_message_delivery(self, client_session: Any, handler: Any,
+                                       wait_deliver: asyncio.Future[Any]) -> bool:
+        # amqtt 0.12.1's method, with the service's hook called after the message is queued
+        # for delivery instead of through a MESSAGE_BROADCAST plugin event (a task per
+        # message). Messages amqtt refuses (no topic, a wildcard, a leading "$") go to the
+        # original, which logs them and closes the connection.
+        message = wait_deliver.result()
+        topic = message.topic if message is not None else None
+        if (not topic or "#" in topic or "+" in topic or topic.startswith("$")
+                or self.service is None):
+            return await super()._handle_message_delivery(client_session, handler,
+                                                          wait_deliver)
+        client_id = client_session.client_id
+        await self.plugins_manager.fire_event(BrokerEvents.MESSAGE_RECEIVED,
+                                              client_id=client_id, message=message)
+        if not self.service.permits(client_session, topic, Action.PUBLISH):
+            logger.info("%s not allowed to publish to topic %s", client_id, topic)
+            return True
+        data = message.data
+        await self._broadcast_message(client_session, topic, data)
+        packet = message.publish_packet
+        retain = bool(packet is not None and packet.retain_flag)
+        if retain:
+            await self.retain_message(client_session, topic, data, message.qos)
+        try:
+            self.service.client_published(client_id, topic, bytes(data or b""),
+                                          message.qos or 0, retain)
+        except Exception:  # noqa: BLE001 - the hook never ends the client's connection
+            logger.exception("MQTT publish of %s on %s: the request log or recording failed",
+                             client_id, topic)
+        return True
 
     async def _initialize_client_session(self, reader: Any, writer: Any, remote_address: str,
                                          remote_port: int) -> Any:
@@ -320,6 +347,7 @@ class MqttPortService:
         self.messages_published = 0
         self._broker: Broker | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._answering: set[asyncio.Task[None]] = set()  # onPublish answers under way
 
     # ListenerService -------------------------------------------------------------------
     def merged(self, other: "MqttPortService") -> "MqttPortService":
@@ -353,6 +381,7 @@ class MqttPortService:
         mocks = ", ".join(repr(mock_id) for mock_id in self.table.mock_ids)
         try:
             broker = _MockBroker(config, loop=asyncio.get_running_loop())
+            broker.service = self
             for plugin in broker.plugins_manager.plugins:
                 if isinstance(plugin, MockdPlugin):
                     plugin.service = self
@@ -455,17 +484,39 @@ class MqttPortService:
             entry["payloadBase64"] = base64.b64encode(payload).decode()
         self.hub.recordings.add(entry, len(payload) + len(topic))
 
-    async def client_published(self, client_id: str, topic: str, payload: bytes, qos: int,
-                               retain: bool) -> None:
-        """A client's publish: request log entry, recording, and the ``onPublish`` of the
-        first topic entry whose filter matches."""
+    def permits(self, session: Any, topic: str | None, action: Action) -> bool:
+        """The ACL check of ``auth`` (docs/mqtt.md "Auth and ACL"): always True when auth is
+        off; else the CONNECT's user must be known, and ``action`` (``Action.PUBLISH`` needs
+        ``write``, subscribing and delivery need ``read``) allowed on ``topic`` by one of its
+        ``acl`` entries (a user without entries may use every topic)."""
+        users = self.table.users
+        if users is None or session is None or topic is None:
+            return True
+        known = users.get(session.username or "")
+        if known is None:
+            return False
+        acl = known[1]
+        if not acl:
+            return True
+        wanted = "write" if action == Action.PUBLISH else "read"
+        return any(access in (wanted, "readwrite") and match(pattern, topic) is not None
+                   for pattern, access in acl)
+
+    def client_published(self, client_id: str, topic: str, payload: bytes, qos: int,
+                         retain: bool) -> None:
+        """A client's publish that passed the ACL and is queued for delivery: counters,
+        recording (while recording), and the request log entry (behavior notes §1: method
+        ``mqtt``, path = topic). When the first topic entry whose filter matches has
+        ``onPublish`` work (an answer, a forward, a table write), that work runs in a task of
+        its own, so a delayed answer never holds the client's next packets, and the log entry
+        follows it with the answer; otherwise the entry is written at once."""
         started = time.time()
         self.messages_received += 1
         self.hub.published += 1
         info = self.hub.connections.get(f"{self.port}:{client_id}")
         if info is not None:
             info["messagesReceived"] += 1
-        if self.broker_id in self.hub.recording:
+        if self.hub.recording and self.broker_id in self.hub.recording:
             self._record(client_id, topic, payload, qos, retain, "publish")
         request = message_request(topic, payload, client_id)
         matched: CompiledTopic | None = None
@@ -475,15 +526,26 @@ class MqttPortService:
             if captures is not None:
                 matched = entry
                 break
+        if matched is None or (matched.response is None and not matched.forward
+                               and matched.table is None):
+            self._log(request, started, matched, client_id, topic, qos, retain, None, None)
+            return
+        task = asyncio.ensure_future(self._answer_and_log(
+            request, started, matched, captures, client_id, topic, payload, qos, retain))
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)
+
+    async def _answer_and_log(self, request: Any, started: float, matched: CompiledTopic,
+                              captures: list[str] | None, client_id: str, topic: str,
+                              payload: bytes, qos: int, retain: bool) -> None:
         answer: bytes | None = None
         error = None
-        if matched is not None:
-            try:
-                answer = await self._answer(matched, request, captures, payload)
-            except Exception as problem:  # noqa: BLE001 - a bad template never stops the broker
-                error = "mqtt_answer_failed"
-                logger.warning("MQTT answer of %s on %s failed: %s", matched.mock_id, topic,
-                               problem)
+        try:
+            answer = await self._answer(matched, request, captures, payload)
+        except Exception as problem:  # noqa: BLE001 - a bad template never stops the broker
+            error = "mqtt_answer_failed"
+            logger.warning("MQTT answer of %s on %s failed: %s", matched.mock_id, topic,
+                           problem)
         self._log(request, started, matched, client_id, topic, qos, retain, answer, error)
 
     async def _answer(self, entry: CompiledTopic, request: Any, captures: list[str] | None,
