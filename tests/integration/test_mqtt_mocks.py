@@ -275,6 +275,22 @@ def test_auth_refuses_unknown_users_and_enforces_acl(client, server):
     assert good.queue.empty() or all(item[1] != b"tamper" for item in list(good.queue.queue))
 
 
+def test_an_mqtt5_client_is_refused_at_connack_with_unsupported_protocol_version(server):
+    """The broker (amqtt) speaks MQTT 3.1.1 only: an MQTT 5 client learns it at once from its
+    CONNACK instead of hanging (docs/mqtt.md)."""
+    answers: queue.Queue = queue.Queue()
+    v5 = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="v5-client",
+                     protocol=mqtt.MQTTv5)
+    v5.on_connect = lambda cl, ud, flags, reason, props: answers.put(reason)
+    v5.connect("127.0.0.1", server.port, keepalive=30)
+    v5.loop_start()
+    try:
+        reason = answers.get(timeout=TIMEOUT)
+    finally:
+        v5.loop_stop()
+    assert reason.is_failure and reason.getName() == "Unsupported protocol version"
+
+
 def test_garbage_bytes_disconnect_that_client_only(client, server):
     live = client("survivor")
     live.subscribe("alive/#")
