@@ -137,7 +137,11 @@ def test_failed_handshakes_never_affect_other_connections(request_server, pki):
 
 def test_websocket_over_wss_sees_the_client_certificate(request_server, pki):
     uri = f"wss://localhost:{request_server.https_port}/ws/echo"
-    with connect(uri, ssl=client_context(pki, pki["svc-a"]), open_timeout=10) as ws:
+    try:
+        opened = connect(uri, ssl=client_context(pki, pki["svc-a"]), open_timeout=10)
+    except TimeoutError as error:  # keep what the server logged: a stall is the server's
+        raise AssertionError(f"{error}; server log:\n{request_server.log()[-4000:]}") from None
+    with opened as ws:
         ws.send("who")
         assert ws.recv(timeout=10) == "ws svc-a"
         ws.send("hello")
