@@ -3,6 +3,7 @@ websockets and raw ``ssl`` sockets. SPEC "TLS configuration of the mock server",
 "Authentication"; behavior notes §1 (``/ports``), §14, §15."""
 from __future__ import annotations
 
+import asyncio
 import socket
 import ssl
 import subprocess
@@ -13,7 +14,7 @@ import httpx
 import pytest
 import trustme
 from cryptography import x509
-from websockets.sync.client import connect
+from websockets.asyncio.client import connect
 
 from tests.helpers import (MOCKD, MockdProcess, free_port, isolated_env, run_mockd,
                            start_server, write_config)
@@ -135,17 +136,18 @@ def test_failed_handshakes_never_affect_other_connections(request_server, pki):
             idle.close()
 
 
-def test_websocket_over_wss_sees_the_client_certificate(request_server, pki):
+async def test_websocket_over_wss_sees_the_client_certificate(request_server, pki):
+    # The asyncio client: websockets 15's threaded sync client stalled in its opening
+    # handshake in about 1 of 300 connections over TLS 1.3 with a client certificate (the
+    # server logged nothing; a single-threaded HTTPS client had no stall in 600, nor did
+    # the asyncio WebSocket client).
     uri = f"wss://localhost:{request_server.https_port}/ws/echo"
-    try:
-        opened = connect(uri, ssl=client_context(pki, pki["svc-a"]), open_timeout=10)
-    except TimeoutError as error:  # keep what the server logged: a stall is the server's
-        raise AssertionError(f"{error}; server log:\n{request_server.log()[-4000:]}") from None
-    with opened as ws:
-        ws.send("who")
-        assert ws.recv(timeout=10) == "ws svc-a"
-        ws.send("hello")
-        assert ws.recv(timeout=10) == "hello"
+    async with asyncio.timeout(30):
+        async with connect(uri, ssl=client_context(pki, pki["svc-a"]), open_timeout=10) as ws:
+            await ws.send("who")
+            assert await ws.recv() == "ws svc-a"
+            await ws.send("hello")
+            assert await ws.recv() == "hello"
 
 
 def test_ports_and_status_mark_the_https_listener(request_server):
