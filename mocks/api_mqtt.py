@@ -31,7 +31,8 @@ listeners and MQTT hub through ``EngineControl`` on the engine loop; without an 
 ``POST /mqtt-recordings/{id}/convert``         convert that entry; 404, 400 as above
 =============================================  ============================================
 
-Shapes: :mod:`mocks.protocols.mqtt.control`.
+Shapes: :mod:`mocks.protocols.mqtt.control`; the ``/mqtt-recordings`` routes are made by
+:func:`mocks.api_recordings.add_recording_routes`.
 
 Source: SPEC "WebSocket, gRPC, MQTT and SOAP administration"; behavior notes §1.
 """
@@ -42,17 +43,13 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
-import orjson
-
 from mocks import services
 from mocks.api import engine_control
-from mocks.protocols.mqtt.control import (clear_recordings, close_mqtt_connection,
-                                          convert_recordings, delete_recording,
-                                          export_recordings, get_recording, list_recordings,
+from mocks.api_recordings import add_recording_routes, or_404
+from mocks.protocols.mqtt.control import (RECORDING_ROUTES, close_mqtt_connection,
                                           mqtt_connection, mqtt_connection_stats,
                                           mqtt_connections, mqtt_overview, mqtt_status,
-                                          mqtt_summary, recording_stats, set_recording)
-from mocks.protocols.mqtt.recordings import RecordingQueryError
+                                          mqtt_summary, set_recording)
 
 router = Router(tags=["mqtt"])
 
@@ -121,81 +118,8 @@ async def record_stop(request: HttpRequest, broker_id: str) -> dict[str, Any]:
 
 
 async def _recording_switch(broker_id: str, enabled: bool) -> dict[str, Any]:
-    return _or_404(await set_recording(engine_control(), broker_id, enabled),
-                   "MQTT broker not found")
+    return or_404(await set_recording(engine_control(), broker_id, enabled),
+                  "MQTT broker not found")
 
 
-def _or_404(found: dict[str, Any] | None, message: str) -> dict[str, Any]:
-    """``found``; raises 404 ``not_found`` with ``message`` when it is None."""
-    if found is None:
-        raise services.not_found(message)
-    return found
-
-
-@router.get("/mqtt-recordings", summary="Recorded MQTT traffic")
-async def recordings(request: HttpRequest) -> dict[str, Any]:
-    """``{recordings, total, limit, offset}``; 400 ``validation_error`` for a bad filter."""
-    try:
-        return await list_recordings(engine_control(), request.GET.dict())
-    except RecordingQueryError as problem:
-        raise services.validation_error(str(problem)) from None
-
-
-@router.delete("/mqtt-recordings", summary="Delete every MQTT recording")
-async def clear(request: HttpRequest) -> dict[str, Any]:
-    """``{deleted: n}``."""
-    return await clear_recordings(engine_control())
-
-
-@router.get("/mqtt-recordings/stats", summary="MQTT recording statistics")
-async def stats(request: HttpRequest) -> dict[str, Any]:
-    """``{total, bytes, dropped, maxRecordings, maxBytes, byDirection, byBroker, byTopic,
-    uniqueClients, recordingBrokers, oldest?, newest?}``."""
-    return await recording_stats(engine_control())
-
-
-@router.post("/mqtt-recordings/export", summary="Export every MQTT recording")
-async def export(request: HttpRequest) -> dict[str, Any]:
-    """``{version, exportedAt, count, dropped, recordings}``."""
-    return await export_recordings(engine_control())
-
-
-@router.post("/mqtt-recordings/convert", summary="MQTT recordings to an MQTT mock config")
-async def convert_all(request: HttpRequest) -> dict[str, Any]:
-    """``{mock, recordingCount, topicCount, skipped}`` (the mock is not created: POST it
-    to ``/mocks``); 400 ``validation_error`` / ``no_recordings``."""
-    return await _convert(request, None)
-
-
-@router.get("/mqtt-recordings/{recording_id}", summary="One MQTT recording")
-async def recording(request: HttpRequest, recording_id: str) -> dict[str, Any]:
-    """The entry; 404 ``MQTT recording not found``."""
-    return _or_404(await get_recording(engine_control(), recording_id),
-                   "MQTT recording not found")
-
-
-@router.delete("/mqtt-recordings/{recording_id}", summary="Delete one MQTT recording")
-async def delete(request: HttpRequest, recording_id: str) -> dict[str, Any]:
-    """``{message: "Recording deleted", id}``; 404 ``MQTT recording not found``."""
-    return _or_404(await delete_recording(engine_control(), recording_id),
-                   "MQTT recording not found")
-
-
-@router.post("/mqtt-recordings/{recording_id}/convert",
-             summary="One MQTT recording to an MQTT mock config")
-async def convert_one(request: HttpRequest, recording_id: str) -> dict[str, Any]:
-    """As ``/mqtt-recordings/convert`` for that entry; 404 ``MQTT recording not found``."""
-    return await _convert(request, recording_id)
-
-
-async def _convert(request: HttpRequest, recording_id: str | None) -> dict[str, Any]:
-    try:
-        body = orjson.loads(request.body) if request.body.strip() else None
-        found = await convert_recordings(engine_control(), body, recording_id)
-    except (orjson.JSONDecodeError, RecordingQueryError) as problem:
-        message = (str(problem) if isinstance(problem, RecordingQueryError)
-                   else "the body is not valid JSON")
-        raise services.validation_error(message) from None
-    except LookupError as problem:
-        raise services.AdminError(400, "no_recordings", str(problem)) from None
-    return _or_404(found, "MQTT recording not found")
+add_recording_routes(router, RECORDING_ROUTES, "MQTT")

@@ -3,7 +3,6 @@ an ``mqtt`` mock config, and the ``/mqtt-recordings`` routes of the engine-contr
 (behavior notes §1; SPEC "WebSocket, gRPC, MQTT and SOAP administration")."""
 from __future__ import annotations
 
-import asyncio
 from types import SimpleNamespace
 
 import orjson
@@ -13,6 +12,7 @@ from mocks.protocols.mqtt.broker import RecordingStore, hub_of
 from mocks.protocols.mqtt.config import MqttMock
 from mocks.protocols.mqtt.control import route_mqtt
 from mocks.protocols.mqtt.recordings import RecordingQueryError, convert, select
+from tests.unit.control_routes import route_caller
 
 
 def entry(n: int, topic: str, payload: str = "p", *, client: str = "c1",
@@ -85,17 +85,7 @@ def test_engine_control_routes_record_list_convert_and_clear():
                               table=SimpleNamespace(mock_ids=("b",)))
     control = SimpleNamespace(engine=SimpleNamespace(shared_state=shared,
                                                      snapshot=SimpleNamespace(services={})))
-    answers: list = []
-
-    async def answer(status, payload):
-        answers.append((status, payload))
-
-    def call(method, path, query=None, body=b""):
-        async def read():
-            return body
-        handled = asyncio.run(route_mqtt(control, method, path, query or {}, read, answer))
-        assert handled
-        return answers[-1]
+    call = route_caller(route_mqtt, control)
 
     assert call("POST", "/mqtt/b/record/start")[0] == 404
     control.engine.snapshot.services = {"mqtt:1883": _as_service(service)}

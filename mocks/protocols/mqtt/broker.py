@@ -18,7 +18,8 @@ connection; a client that does not complete CONNECT within :data:`CONNECT_TIMEOU
 or sends bytes that are not MQTT is disconnected; other clients keep being served.
 
 Engine-wide state (:class:`MqttHub`, ``shared["mqtt"]``): running brokers by port, client
-connections, and the bounded recording store (:class:`RecordingStore`).
+connections, and the bounded recording store
+(:class:`~mocks.core.recordings.RecordingStore`).
 
 Source: behavior notes §10 (``mqtt`` row), §1 (MQTT routes, recordings); SPEC "Mock kinds",
 "MQTT" administration. Django-free.
@@ -31,7 +32,6 @@ import logging
 import ssl
 import time
 import uuid
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Hashable
 
@@ -42,6 +42,7 @@ from amqtt.errors import AMQTTError
 from amqtt.events import BrokerEvents
 from amqtt.plugins.base import BaseAuthPlugin
 
+from mocks.core.recordings import RecordingStore
 from mocks.core.templating import TemplateState
 from mocks.protocols.mqtt.topics import (capture_params, match, message_request, render)
 
@@ -51,60 +52,13 @@ logger = logging.getLogger("mocks.mqtt")
 MAX_PACKET_BYTES = 1024 * 1024
 #: Seconds a new connection has to send a complete CONNECT.
 CONNECT_TIMEOUT_SECONDS = 10.0
-#: Recordings kept (oldest dropped first) and their total payload bytes.
-MAX_RECORDINGS = 10_000
-MAX_RECORDING_BYTES = 16 * 1024 * 1024
 
 
 # ------------------------------------------------------------------------------ recordings
-
-@dataclass
-class RecordingStore:
-    """Recorded MQTT traffic, bounded by :data:`MAX_RECORDINGS` entries and
-    :data:`MAX_RECORDING_BYTES` payload bytes; the oldest entries go first and ``dropped``
-    counts them.
-
-    Each entry: ``{id, brokerId, port, topic, payload (text), payloadBase64?, qos, retain,
-    clientId, direction: publish | subscribe, timestamp (epoch s)}``.
-    """
-
-    entries: deque[dict[str, Any]] = field(default_factory=deque)
-    bytes: int = 0
-    dropped: int = 0
-    max_entries: int = MAX_RECORDINGS
-    max_bytes: int = MAX_RECORDING_BYTES
-
-    def add(self, entry: dict[str, Any], size: int) -> None:
-        """Keep ``entry`` (``size`` payload bytes), dropping the oldest beyond the bounds."""
-        entry["_size"] = size
-        self.entries.append(entry)
-        self.bytes += size
-        while self.entries and (len(self.entries) > self.max_entries
-                                or self.bytes > self.max_bytes):
-            old = self.entries.popleft()
-            self.bytes -= old["_size"]
-            self.dropped += 1
-
-    def remove(self, recording_id: str) -> bool:
-        """Delete one entry; False when absent."""
-        for entry in self.entries:
-            if entry["id"] == recording_id:
-                self.entries.remove(entry)
-                self.bytes -= entry["_size"]
-                return True
-        return False
-
-    def clear(self) -> int:
-        """Delete every entry; answers how many there were."""
-        count = len(self.entries)
-        self.entries.clear()
-        self.bytes = 0
-        return count
-
-
-def public(entry: dict[str, Any]) -> dict[str, Any]:
-    """A recording entry without its private keys."""
-    return {key: value for key, value in entry.items() if not key.startswith("_")}
+# Entries of the hub's store (:class:`~mocks.core.recordings.RecordingStore`, bounded by its
+# default ``MAX_RECORDINGS`` entries and ``MAX_RECORDING_BYTES`` payload + topic bytes):
+# ``{id, brokerId, port, topic, payload (text), payloadBase64?, qos, retain, clientId,
+# direction: publish | subscribe, timestamp (epoch s)}``.
 
 
 @dataclass

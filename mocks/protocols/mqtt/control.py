@@ -46,7 +46,7 @@ Recording entries: ``{id, brokerId, port, topic, payload (UTF-8 text, "" when bi
 payloadBase64? (binary payloads), qos, retain, clientId, direction: publish | subscribe,
 timestamp (epoch s)}``; a broker records client publishes and subscriptions while its id is
 in the hub's ``recording`` set. The store is bounded (see
-:class:`~mocks.protocols.mqtt.broker.RecordingStore`: the oldest go first, ``dropped`` counts
+:class:`~mocks.core.recordings.RecordingStore`: the oldest go first, ``dropped`` counts
 them).
 
 :func:`mqtt_ports` gives the ``GET /ports`` rows (``{port, protocol: "MQTT", component:
@@ -60,22 +60,19 @@ and recordings routes, ``/ports`` rows). Django-free.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from datetime import datetime, timezone
 
-import orjson
-
-from mocks.protocols.mqtt.broker import MqttPortService, hub_of, public
-from mocks.protocols.mqtt.recordings import (RecordingQueryError, convert, select,
-                                             statistics)
+from mocks.core.recordings import (RecordingQueryError, convert_body, hub_routes,
+                                   route_recordings)
+from mocks.protocols.mqtt.broker import MqttPortService, hub_of
+from mocks.protocols.mqtt.recordings import convert, select, statistics
 
 _STATUS = re.compile(r"^/mqtt/([^/]+)/status$")
 _RECORD = re.compile(r"^/mqtt/([^/]+)/record/(start|stop)$")
 _CONNECTION = re.compile(r"^/mqtt-connections/([^/]+)$")
-_RECORDING = re.compile(r"^/mqtt-recordings/([^/]+)(/convert)?$")
 BROKER_NOT_FOUND = {"error": "not_found", "message": "MQTT broker not found"}
 CONNECTION_NOT_FOUND = {"error": "not_found", "message": "MQTT connection not found"}
 RECORDING_NOT_FOUND = {"error": "not_found", "message": "MQTT recording not found"}
@@ -212,68 +209,12 @@ async def set_recording(control: Any, broker_id: str, enabled: bool) -> dict[str
             "message": "Recording started" if enabled else "Recording stopped"}
 
 
-async def list_recordings(control: Any, query: dict[str, str]) -> dict[str, Any]:
-    """``GET /mqtt-recordings``; raises :class:`RecordingQueryError` for a bad filter."""
-    return select(_hub(control).recordings.entries, query)
-
-
-async def get_recording(control: Any, recording_id: str) -> dict[str, Any] | None:
-    """``GET /mqtt-recordings/{id}``; None when unknown."""
-    for entry in _hub(control).recordings.entries:
-        if entry["id"] == recording_id:
-            return public(entry)
-    return None
-
-
-async def delete_recording(control: Any, recording_id: str) -> dict[str, Any] | None:
-    """``DELETE /mqtt-recordings/{id}``: ``{message, id}``; None when unknown."""
-    if not _hub(control).recordings.remove(recording_id):
-        return None
-    return {"message": "Recording deleted", "id": recording_id}
-
-
-async def clear_recordings(control: Any) -> dict[str, Any]:
-    """``DELETE /mqtt-recordings``: ``{deleted: n}``."""
-    return {"deleted": _hub(control).recordings.clear()}
-
-
-async def recording_stats(control: Any) -> dict[str, Any]:
-    """``GET /mqtt-recordings/stats``."""
-    hub = _hub(control)
-    store = hub.recordings
-    return statistics(store.entries, stored_bytes=store.bytes, dropped=store.dropped,
-                      max_entries=store.max_entries, max_bytes=store.max_bytes,
-                      recording=hub.recording)
-
-
-async def export_recordings(control: Any) -> dict[str, Any]:
-    """``POST /mqtt-recordings/export``: ``{version: "1.0", exportedAt, count, dropped,
-    recordings}``."""
-    store = _hub(control).recordings
-    rows = [public(entry) for entry in store.entries]
-    return {"version": "1.0", "exportedAt": utc_timestamp(time.time()), "count": len(rows),
-            "dropped": store.dropped, "recordings": rows}
-
-
 def _convert_options(body: Any) -> dict[str, Any]:
     """The keyword options of :func:`convert` from a JSON body; raises
     :class:`RecordingQueryError` naming the bad key."""
-    if body is None:
-        body = {}
-    if not isinstance(body, dict):
-        raise RecordingQueryError("the body must be a JSON object")
-    ids = body.get("recordingIds")
-    if ids is not None and not (isinstance(ids, list)
-                                and all(isinstance(item, str) for item in ids)):
-        raise RecordingQueryError("recordingIds must be a list of recording ids")
-    options: dict[str, Any] = {"recording_ids": ids}
-    for key, name in (("deduplicate", "deduplicate"), ("includeQoS", "include_qos"),
-                      ("includeRetain", "include_retain")):
-        value = body.get(key)
-        if value is not None and not isinstance(value, bool):
-            raise RecordingQueryError(f"{key} must be true or false")
-        if value is not None:
-            options[name] = value
+    options, body = convert_body(body, {"deduplicate": "deduplicate",
+                                        "includeQoS": "include_qos",
+                                        "includeRetain": "include_retain"})
     for key, kind in (("topicPattern", str), ("name", str), ("port", int)):
         value = body.get(key)
         if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
@@ -286,20 +227,10 @@ def _convert_options(body: Any) -> dict[str, Any]:
     return options
 
 
-async def convert_recordings(control: Any, body: Any,
-                             recording_id: str | None = None) -> dict[str, Any] | None:
-    """``POST /mqtt-recordings/convert`` (or ``/{id}/convert`` with ``recording_id``, whose
-    body may hold the same options but ``recordingIds``): ``{mock, recordingCount,
-    topicCount, skipped}``. None when ``recording_id`` is unknown; raises
-    :class:`RecordingQueryError` (400 ``validation_error``) for a bad body and
-    :class:`LookupError` (400 ``no_recordings``) when nothing convertible is selected."""
-    options = _convert_options(body)
-    entries = list(_hub(control).recordings.entries)
-    if recording_id is not None:
-        if not any(entry["id"] == recording_id for entry in entries):
-            return None
-        options["recording_ids"] = [recording_id]
-    return convert(entries, **options)
+#: The ``/mqtt-recordings…`` operations: the engine-control port (:func:`route_mqtt`)
+#: and the admin API (:mod:`mocks.api_mqtt`).
+RECORDING_ROUTES = hub_routes("/mqtt-recordings", RECORDING_NOT_FOUND, _hub, select,
+                              statistics, _convert_options, convert, utc_timestamp)
 
 
 def mqtt_ports(control: Any) -> list[dict[str, Any]]:
@@ -319,8 +250,7 @@ async def route_mqtt(control: Any, method: str, path: str, query: dict[str, str]
                      answer: Callable[[int, Any], Awaitable[None]]) -> bool:
     """Answer an MQTT route of the engine-control port; False when ``path`` is not one.
     ``query`` is the decoded query string, ``body`` reads the request body."""
-    if path == "/mqtt-recordings" or path.startswith("/mqtt-recordings/"):
-        await _route_recordings(control, method, path, query, body, answer)
+    if await route_recordings(RECORDING_ROUTES, control, method, path, query, body, answer):
         return True
     if not (path == "/mqtt" or path.startswith("/mqtt/") or path == "/mqtt-connections"
             or path.startswith("/mqtt-connections/")):
@@ -357,50 +287,3 @@ async def route_mqtt(control: Any, method: str, path: str, query: dict[str, str]
     else:
         await answer(404, {"error": "not_found", "message": "Resource not found"})
     return True
-
-
-async def _route_recordings(control: Any, method: str, path: str, query: dict[str, str],
-                            body: Callable[[], Awaitable[bytes]],
-                            answer: Callable[[int, Any], Awaitable[None]]) -> None:
-    """``/mqtt-recordings…`` of the engine-control port (400 ``validation_error`` /
-    ``no_recordings``, 404, 405 as on the admin API)."""
-    one = _RECORDING.match(path)
-    try:
-        if path == "/mqtt-recordings" and method == "GET":
-            await answer(200, await list_recordings(control, query))
-        elif path == "/mqtt-recordings" and method == "DELETE":
-            await answer(200, await clear_recordings(control))
-        elif path == "/mqtt-recordings/stats" and method == "GET":
-            await answer(200, await recording_stats(control))
-        elif path == "/mqtt-recordings/export" and method == "POST":
-            await answer(200, await export_recordings(control))
-        elif path == "/mqtt-recordings/convert" and method == "POST":
-            await answer(200, await convert_recordings(control, _json(await body())))
-        elif one is not None and one.group(2) and method == "POST":
-            found = await convert_recordings(control, _json(await body()), one.group(1))
-            await (answer(200, found) if found is not None else
-                   answer(404, RECORDING_NOT_FOUND))
-        elif one is not None and not one.group(2) and method in ("GET", "DELETE"):
-            found = await (get_recording if method == "GET" else delete_recording)(
-                control, one.group(1))
-            await (answer(200, found) if found is not None else
-                   answer(404, RECORDING_NOT_FOUND))
-        elif path == "/mqtt-recordings" or one is not None:
-            await answer(405, {"error": "method_not_allowed",
-                               "message": f"{method} not allowed"})
-        else:
-            await answer(404, {"error": "not_found", "message": "Resource not found"})
-    except RecordingQueryError as problem:
-        await answer(400, {"error": "validation_error", "message": str(problem)})
-    except LookupError as problem:
-        await answer(400, {"error": "no_recordings", "message": str(problem)})
-
-
-def _json(raw: bytes | None) -> Any:
-    """A request body as JSON (None when empty); raises :class:`RecordingQueryError`."""
-    if not raw or not raw.strip():
-        return None
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise RecordingQueryError("the body is not valid JSON") from None

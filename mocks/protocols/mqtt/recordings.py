@@ -1,6 +1,6 @@
 """MQTT recordings: filtering, statistics, export and conversion into an ``mqtt`` mock config.
 
-Pure functions over the entries of :class:`~mocks.protocols.mqtt.broker.RecordingStore`
+Pure functions over the entries of :class:`~mocks.core.recordings.RecordingStore`
 (``{id, brokerId, port, topic, payload, payloadBase64?, qos, retain, clientId, direction:
 publish | subscribe, timestamp (epoch s)}``); the admin routes are in
 :mod:`mocks.protocols.mqtt.control`.
@@ -22,19 +22,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from mocks.protocols.mqtt.broker import public
+from mocks.core.recordings import RecordingQueryError, page
 from mocks.protocols.mqtt.config import topic_filter_problem
 from mocks.protocols.mqtt.topics import match
 
-#: ``limit`` when the query has none, and the largest accepted.
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 10_000
 DIRECTIONS = ("publish", "subscribe")
-
-
-class RecordingQueryError(ValueError):
-    """A filter or convert option that is not valid; ``str()`` is the message of the 400
-    ``validation_error`` answer."""
 
 
 def _matches(entry: dict[str, Any], topic_pattern: str | None, client_id: str | None,
@@ -66,18 +58,10 @@ def select(entries: Iterable[dict[str, Any]], query: dict[str, str]) -> dict[str
     direction = query.get("direction") or None
     if direction is not None and direction not in DIRECTIONS:
         raise RecordingQueryError("direction must be publish or subscribe")
-    try:
-        limit = int(query.get("limit") or DEFAULT_LIMIT)
-        offset = int(query.get("offset") or 0)
-    except ValueError:
-        raise RecordingQueryError("limit and offset must be integers") from None
-    if not 1 <= limit <= MAX_LIMIT or offset < 0:
-        raise RecordingQueryError(f"limit must be 1-{MAX_LIMIT} and offset at least 0")
-    found = [public(entry) for entry in entries
+    found = [entry for entry in entries
              if _matches(entry, pattern, query.get("clientId") or None, direction,
                          query.get("brokerId") or None)]
-    return {"recordings": found[offset:offset + limit], "total": len(found), "limit": limit,
-            "offset": offset}
+    return page(found, query)
 
 
 def statistics(entries: Iterable[dict[str, Any]], *, stored_bytes: int, dropped: int,

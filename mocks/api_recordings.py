@@ -1,0 +1,106 @@
+"""Admin API routes of recorded traffic, shared by the protocols that record (MQTT, SOAP).
+
+:func:`add_recording_routes` puts the ``<prefix>…`` routes of one protocol on its router
+(django-ninja; STYLE §8: parse, call, return), each calling the engine-side operation of a
+:class:`~mocks.core.recordings.RecordingRoutes` through ``EngineControl``:
+
+=============================================  ============================================
+``GET <prefix>``                               ``{recordings, total, limit, offset}``; 400
+                                               ``validation_error`` for a bad filter
+``DELETE <prefix>``                            ``{deleted: n}``
+``GET <prefix>/stats``                         the protocol's statistics
+``POST <prefix>/export``                       ``{version, exportedAt, count, dropped,
+                                               recordings}``
+``POST <prefix>/convert``                      ``{mock, recordingCount, ...}`` (the mock is
+                                               not created: POST it to ``/mocks``); 400
+                                               ``validation_error`` / ``no_recordings``
+``GET <prefix>/{id}``                          the entry; 404 with the routes' message
+``DELETE <prefix>/{id}``                       ``{message: "Recording deleted", id}``; 404
+``POST <prefix>/{id}/convert``                 as convert, of that entry only; 404
+=============================================  ============================================
+
+Source: SPEC "WebSocket, gRPC, MQTT and SOAP administration"; behavior notes §1
+(``/mqtt-recordings`` and ``/soap-recordings``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router
+
+import orjson
+
+from mocks import services
+from mocks.api import engine_control
+from mocks.core.recordings import RecordingQueryError, RecordingRoutes
+
+
+def or_404(found: dict[str, Any] | None, message: str) -> dict[str, Any]:
+    """``found``; raises 404 ``not_found`` with ``message`` when it is None."""
+    if found is None:
+        raise services.not_found(message)
+    return found
+
+
+def add_recording_routes(router: Router, routes: RecordingRoutes, label: str) -> None:
+    """Register the ``routes.prefix…`` routes (see the module docstring) on ``router``;
+    ``label`` (``MQTT``, ``SOAP``) names them in summaries and operation ids."""
+    prefix, missing = routes.prefix, routes.not_found["message"]
+    kind = label.lower()
+
+    async def listing(request: HttpRequest) -> dict[str, Any]:
+        try:
+            return await routes.listing(engine_control(), request.GET.dict())
+        except RecordingQueryError as problem:
+            raise services.validation_error(str(problem)) from None
+
+    async def clear(request: HttpRequest) -> dict[str, Any]:
+        return await routes.clear(engine_control())
+
+    async def stats(request: HttpRequest) -> dict[str, Any]:
+        return await routes.stats(engine_control())
+
+    async def export(request: HttpRequest) -> dict[str, Any]:
+        return await routes.export(engine_control())
+
+    async def convert_all(request: HttpRequest) -> dict[str, Any]:
+        return await _convert(routes, request, None, missing)
+
+    async def one(request: HttpRequest, recording_id: str) -> dict[str, Any]:
+        return or_404(await routes.get(engine_control(), recording_id), missing)
+
+    async def delete(request: HttpRequest, recording_id: str) -> dict[str, Any]:
+        return or_404(await routes.delete(engine_control(), recording_id), missing)
+
+    async def convert_one(request: HttpRequest, recording_id: str) -> dict[str, Any]:
+        return await _convert(routes, request, recording_id, missing)
+
+    for method, path, view, summary in (
+            ("get", "", listing, f"Recorded {label} traffic"),
+            ("delete", "", clear, f"Delete every {label} recording"),
+            ("get", "/stats", stats, f"{label} recording statistics"),
+            ("post", "/export", export, f"Export every {label} recording"),
+            ("post", "/convert", convert_all, f"{label} recordings to a {label} mock config"),
+            ("get", "/{recording_id}", one, f"One {label} recording"),
+            ("delete", "/{recording_id}", delete, f"Delete one {label} recording"),
+            ("post", "/{recording_id}/convert", convert_one,
+             f"One {label} recording to a {label} mock config")):
+        decorator = getattr(router, method)(
+            prefix + path, summary=summary,
+            operation_id=f"{kind}_recordings_{view.__name__}_{method}")
+        decorator(view)
+
+
+async def _convert(routes: RecordingRoutes, request: HttpRequest, recording_id: str | None,
+                   missing: str) -> dict[str, Any]:
+    try:
+        body = orjson.loads(request.body) if request.body.strip() else None
+        found = await routes.convert(engine_control(), body, recording_id)
+    except (orjson.JSONDecodeError, RecordingQueryError) as problem:
+        message = (str(problem) if isinstance(problem, RecordingQueryError)
+                   else "the body is not valid JSON")
+        raise services.validation_error(message) from None
+    except LookupError as problem:
+        raise services.AdminError(400, "no_recordings", str(problem)) from None
+    return or_404(found, missing)
