@@ -1,16 +1,36 @@
-"""Admin API routes of SOAP handlers (django-ninja ``Router``; STYLE §8: parse, call, return).
+"""Admin API routes of SOAP handlers and their recordings (django-ninja ``Router``; STYLE §8:
+parse, call, return).
 
-Composed in :mod:`mockd_project.api`. Both operations read the engine's live snapshot and
-request log through ``EngineControl`` on the engine loop; without an engine: 503 ``no_engine``.
+Composed in :mod:`mockd_project.api`. Every operation reads the engine's live snapshot,
+request log and SOAP hub through ``EngineControl`` on the engine loop; without an engine:
+503 ``no_engine``.
 
 =============================================  ============================================
 ``GET /soap``                                  ``{handlers: [{id, name?, path, enabled,
                                                recordingEnabled, operations}], count}``
 ``GET /soap/{id}/status``                      one handler's status; 404 ``SOAP handler
                                                not found``
+``POST /soap/{id}/record/start|stop``          ``{id, recordingEnabled, message}``; 404
+                                               ``SOAP handler not found``
+``GET /soap-recordings``                       filters ``endpoint``, ``operation``,
+                                               ``soapAction``, ``hasFault``, ``limit``,
+                                               ``offset``; 400 ``validation_error``
+``DELETE /soap-recordings``                    clear: ``{deleted}``
+``GET /soap-recordings/stats``                 counts, bytes, ``dropped``, bounds
+``POST /soap-recordings/export``               every entry ``{version, exportedAt, count,
+                                               dropped, recordings}``
+``POST /soap-recordings/convert``              ``{recordingIds?, endpoint?, operation?,
+                                               deduplicate?, includeDelay?,
+                                               preserveFaults?, path?, name?}`` -> ``{mock,
+                                               recordingCount, operationCount, skipped}``;
+                                               400 ``validation_error`` / ``no_recordings``
+``GET|DELETE /soap-recordings/{id}``           one entry / ``{message, id}``; 404 ``SOAP
+                                               recording not found``
+``POST /soap-recordings/{id}/convert``         convert that entry; 404, 400 as above
 =============================================  ============================================
 
-Shapes: :mod:`mocks.protocols.soap.control`.
+Shapes: :mod:`mocks.protocols.soap.control`; the ``/soap-recordings`` routes are made by
+:func:`mocks.api_recordings.add_recording_routes`.
 
 Source: SPEC "WebSocket, gRPC, MQTT and SOAP administration"; behavior notes §1.
 """
@@ -21,9 +41,10 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
-from mocks import services
 from mocks.api import engine_control
-from mocks.protocols.soap.control import soap_handlers, soap_status
+from mocks.api_recordings import add_recording_routes, or_404
+from mocks.protocols.soap.control import (RECORDING_ROUTES, set_recording, soap_handlers,
+                                          soap_status)
 
 router = Router(tags=["soap"])
 
@@ -38,7 +59,21 @@ async def list_handlers(request: HttpRequest) -> dict[str, Any]:
 async def handler_status(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     """The handler's status (operations, request and fault counts); 404 ``SOAP handler not
     found``."""
-    status = await soap_status(engine_control(), mock_id)
-    if status is None:
-        raise services.not_found("SOAP handler not found")
-    return status
+    return or_404(await soap_status(engine_control(), mock_id), "SOAP handler not found")
+
+
+@router.post("/soap/{mock_id}/record/start", summary="Start recording a SOAP handler")
+async def record_start(request: HttpRequest, mock_id: str) -> dict[str, Any]:
+    """``{id, recordingEnabled: true, message}``; 404 ``SOAP handler not found``."""
+    return or_404(await set_recording(engine_control(), mock_id, True),
+                  "SOAP handler not found")
+
+
+@router.post("/soap/{mock_id}/record/stop", summary="Stop recording a SOAP handler")
+async def record_stop(request: HttpRequest, mock_id: str) -> dict[str, Any]:
+    """``{id, recordingEnabled: false, message}``; 404 ``SOAP handler not found``."""
+    return or_404(await set_recording(engine_control(), mock_id, False),
+                  "SOAP handler not found")
+
+
+add_recording_routes(router, RECORDING_ROUTES, "SOAP")

@@ -588,7 +588,9 @@ class EngineControlApp:
                                    lambda: read_body(receive, 16 * 1024 * 1024, None),
                                    lambda status, payload: _answer(send, status, payload)):
             pass
-        elif await route_soap(control, method, path,  # /soap, /soap/{id}/status
+        # /soap, /soap/{id}/status, /soap/{id}/record/…, /soap-recordings…
+        elif await route_soap(control, method, path, query,
+                              lambda: read_body(receive, 1024 * 1024, None),
                               lambda status, payload: _answer(send, status, payload)):
             pass
         elif await route_grpc(control, method, path,  # /grpc, /grpc/…

@@ -24,7 +24,9 @@ Templates see the envelope through ``{{xpath '...'}}`` and ``{{request.body.<Ele
 (the SOAP body as a map: ``{"GetUser": {"id": "42"}}``).
 
 Each request is one request-log entry with ``protocol: soap``, ``soapOperation`` and
-``soap: {operation, soapAction, soapVersion, fault, faultCode?}``.
+``soap: {operation, soapAction, soapVersion, fault, faultCode?}``. While the mock records
+(``POST /soap/{id}/record/start``), each envelope answered is also a recording
+(:mod:`mocks.protocols.soap.recordings`); otherwise recording costs one set check.
 
 Source: SPEC "SOAP mock", "Templating"; behavior notes §1 (``soapOperation`` filter, SOAP
 handler routes), §4 (SOAP path before HTTP mocks), §10 ("SOAP operation"), §12 (served under
@@ -49,6 +51,7 @@ from mocks.protocols.soap.config import SoapAnswer, SoapMock, SoapOperation, XPa
 from mocks.protocols.soap.envelope import (CONTENT_TYPES, VERSIONS, Fault, client_fault,
                                            envelope, fault_body, request_action_and_version,
                                            xml_escape)
+from mocks.protocols.soap.recordings import SoapHub, hub_of, recording_send
 from mocks.protocols.soap.stateful import ResponseShape, operation_request, table_fault
 from mocks.protocols.soap.wsdl import (ADDRESS_PLACEHOLDER, WsdlDocument, WsdlError,
                                        read_wsdl, with_address_placeholder)
@@ -227,14 +230,18 @@ class SoapEndpoint:
 
     Same interface as a static response: ``async respond(request, path_params,
     template_state, send) -> status``. ``protocol`` tells the engine to log the request as
-    ``soap``; the details of each request are left on it as ``log_details``.
+    ``soap``; the details of each request are left on it as ``log_details``. ``hub`` is the
+    engine's :class:`~mocks.protocols.soap.recordings.SoapHub` (a private one by default):
+    envelopes are recorded while ``mock_id`` is in its ``recording`` set.
     """
 
     protocol = "soap"
 
     def __init__(self, mock_id: str, path: str, operations: dict[str, CompiledOperation],
-                 wsdl: bytes | None, wsdl_actions: dict[str, str], tables: Any):
+                 wsdl: bytes | None, wsdl_actions: dict[str, str], tables: Any,
+                 hub: SoapHub | None = None):
         self.mock_id = mock_id
+        self.hub = hub if hub is not None else SoapHub()
         self.path = path
         self.operations = operations
         self.tables = tables
@@ -286,6 +293,9 @@ class SoapEndpoint:
         action, version = request_action_and_version(request)
         details: dict[str, Any] = {"soapAction": action, "soapVersion": version}
         request.__dict__["log_details"] = details
+        recording = self.hub.recording
+        if recording and self.mock_id in recording:
+            send = recording_send(self.hub, self.mock_id, self.path, request, send, details)
         try:
             outcome = self._serve(request, details)
         except _FaultAnswer as answer:
@@ -451,7 +461,8 @@ class SoapHandler:
         operations = compile_operations(config, key_path, document)
         wsdl = with_address_placeholder(document.root) if document is not None else None
         actions = document.soap_actions() if document is not None else {}
-        endpoint = SoapEndpoint(mock.id, config.path, operations, wsdl, actions, context.tables)
+        endpoint = SoapEndpoint(mock.id, config.path, operations, wsdl, actions, context.tables,
+                                hub_of(context.shared))
         return CompiledMock(routes=(ProtocolRoute(path=config.path, mock_id=mock.id,
                                                   action=endpoint, methods=ROUTE_METHODS),))
 
