@@ -29,11 +29,9 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
-import orjson
-
 from mocks import services
 from mocks.api import engine_control
-from mocks.core.recordings import RecordingQueryError, RecordingRoutes
+from mocks.core.recordings import RecordingQueryError, RecordingRoutes, json_body
 
 
 def or_404(found: dict[str, Any] | None, message: str) -> dict[str, Any]:
@@ -95,12 +93,9 @@ def add_recording_routes(router: Router, routes: RecordingRoutes, label: str) ->
 async def _convert(routes: RecordingRoutes, request: HttpRequest, recording_id: str | None,
                    missing: str) -> dict[str, Any]:
     try:
-        body = orjson.loads(request.body) if request.body.strip() else None
-        found = await routes.convert(engine_control(), body, recording_id)
-    except (orjson.JSONDecodeError, RecordingQueryError) as problem:
-        message = (str(problem) if isinstance(problem, RecordingQueryError)
-                   else "the body is not valid JSON")
-        raise services.validation_error(message) from None
+        found = await routes.convert(engine_control(), json_body(request.body), recording_id)
+    except RecordingQueryError as problem:  # also a body that is not JSON
+        raise services.validation_error(str(problem)) from None
     except LookupError as problem:
         raise services.AdminError(400, "no_recordings", str(problem)) from None
     return or_404(found, missing)
