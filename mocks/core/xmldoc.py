@@ -88,7 +88,8 @@ def parse_xml(data: bytes | str, limit: int = MAX_XML_BYTES) -> Any:
     if len(raw) > limit:
         raise XmlRefused("too_large", f"XML document of {len(raw)} bytes is over the limit "
                                       f"of {limit} bytes")
-    if b"<!" in raw and (b"<!DOCTYPE" in raw or b"<!ENTITY" in raw):
+    # "!" first: a one-byte search is half the cost of "<!", and most envelopes hold none.
+    if b"!" in raw and (b"<!DOCTYPE" in raw or b"<!ENTITY" in raw):
         raise XmlRefused("dtd", "DTDs and entity declarations are not allowed (XML bombs and "
                                 "external entities are refused)")
     if isinstance(data, str) and raw[:5] == b"<?xml":
@@ -134,29 +135,22 @@ def element_to_map(element: Any) -> Any:
     with children is ``{child: value}``, a repeated child a list of values; attributes are
     left out. ``<GetUser><id>42</id><tag>a</tag><tag>b</tag></GetUser>`` ->
     ``{"id": "42", "tag": ["a", "b"]}``."""
-    out: dict[str, Any] | None = None
+    out: dict[str, Any] = {}
     for child in element[:]:  # lxml builds a slice's list in C: cheaper than its iterator
         tag = child.tag
         if tag.__class__ is not str:
             continue  # a comment or processing instruction
         name = tag[tag.find("}") + 1:]
         value = element_to_map(child) if len(child) else (child.text or "").strip()
-        if out is None:
-            out = {name: value}
-            continue
-        existing = out.get(name, _ABSENT)
-        if existing is _ABSENT:
-            out[name] = value
-        elif isinstance(existing, list):  # a single value is never a list: a repeat
-            existing.append(value)
+        if name in out:  # a repeat: values are text or maps, so a list is the repeats
+            existing = out[name]
+            if existing.__class__ is list:
+                existing.append(value)
+            else:
+                out[name] = [existing, value]
         else:
-            out[name] = [existing, value]
-    if out is None:
-        return (element.text or "").strip()
-    return out
-
-
-_ABSENT: Any = object()
+            out[name] = value
+    return out if out else (element.text or "").strip()
 
 
 _XPATH_TOKEN = re.compile(

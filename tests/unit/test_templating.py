@@ -570,6 +570,21 @@ def test_seeded_object_draws_random_values_in_field_order():
     assert whole["b"] != whole["d"]
 
 
+def test_escaping_template_escapes_every_value_and_keeps_literal_text_verbatim():
+    """Literal text with quotes, braces and backslashes is written as given; every value
+    goes through the escape except the escape-free generators (uuid)."""
+    request = make_request("POST", "/x", body=b'{"a": "<1>", "b": "x\\\\"}',
+                           headers={"Content-Type": "application/json"})
+    template = compile_template('<p q="\'{}\\n">{{request.body.a}}</p>{{request.body.b}}'
+                                '<u>{{uuid}}</u> }} " \'', escape=lambda text: f"[{text}]")
+    rendered = template.render(RenderContext(request, {}, 7, TemplateState()))
+    match = re.fullmatch(r'<p q="\'\{\}\\n">\[<1>\]</p>\[x\\\]<u>([0-9a-f-]{36})</u> }} " \'',
+                         rendered)
+    assert match is not None, rendered
+    assert uuid.UUID(match.group(1)).version == 4
+    assert template.renderer()(RenderContext(request, {}, 7, TemplateState())) == rendered
+
+
 @pytest.mark.parametrize("expression", ["now", "timestamp", "timestamp.iso", "timestamp.unix_ms",
                                         "uuid", "uuid.short"])
 def test_values_left_unescaped_hold_nothing_an_escape_would_change(expression):

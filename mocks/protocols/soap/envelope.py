@@ -28,6 +28,9 @@ SOAP12_NS = "http://www.w3.org/2003/05/soap-envelope"
 SOAP11_TYPE = b"text/xml; charset=utf-8"
 SOAP12_TYPE = b"application/soap+xml; charset=utf-8"
 VERSIONS = {SOAP11_NS: "1.1", SOAP12_NS: "1.2"}
+#: ``{<namespace>}Envelope`` -> version, and the ``Body`` tag of each version.
+ENVELOPE_TAGS = {f"{{{namespace}}}Envelope": version for namespace, version in VERSIONS.items()}
+BODY_TAGS = {version: f"{{{namespace}}}Body" for namespace, version in VERSIONS.items()}
 
 _DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>'
 #: ``(envelope start, envelope end)`` around the body content, by version.
@@ -67,9 +70,35 @@ def request_action_and_version(request: MockRequest) -> tuple[str, str]:
     The action the client names: the ``action`` parameter of the content type (SOAP 1.2),
     else the ``SOAPAction`` header; quotes and spaces removed; ``""`` when none. The version
     guess (used before the envelope is read): ``1.2`` when the content type is
-    ``application/soap+xml``, else ``1.1``.
+    ``application/soap+xml``, else ``1.1``. Results are memoised by the two header values
+    (at most :data:`MAX_CACHED_ACTIONS` pairs): a client sends the same few again and again.
     """
-    content_type = request.header("content-type", b"content-type") or ""
+    content_type = action_header = None
+    if "headers" in request.__dict__ or "header_pairs" in request.__dict__:
+        content_type = request.header("content-type")
+        action_header = request.header("soapaction")
+    else:  # one pass over the raw pairs (ASGI names arrive lower-case)
+        for name, value in request.raw_headers:
+            if name == b"content-type":
+                if content_type is None:
+                    content_type = value.decode("latin-1")
+            elif name == b"soapaction" and action_header is None:
+                action_header = value.decode("latin-1")
+    key = (content_type, action_header)
+    known = _ACTIONS.get(key)
+    if known is None:
+        known = _action_and_version(content_type or "", action_header)
+        if len(_ACTIONS) < MAX_CACHED_ACTIONS:
+            _ACTIONS[key] = known
+    return known
+
+
+#: Largest number of ``(content type, SOAPAction)`` pairs memoised.
+MAX_CACHED_ACTIONS = 256
+_ACTIONS: dict[tuple[str | None, str | None], tuple[str, str]] = {}
+
+
+def _action_and_version(content_type: str, action_header: str | None) -> tuple[str, str]:
     lowered = content_type.lower()
     version = "1.2" if "application/soap+xml" in lowered else "1.1"
     if "action" in lowered:  # most content types carry only a charset: no parameter walk
@@ -77,8 +106,7 @@ def request_action_and_version(request: MockRequest) -> tuple[str, str]:
             name, _, value = parameter.strip().partition("=")
             if name.strip().lower() == "action" and value.strip().strip('"'):
                 return value.strip().strip('"').strip(), version
-    header = request.header("soapaction", b"soapaction")
-    return (header.strip().strip('"').strip() if header else ""), version
+    return (action_header.strip().strip('"').strip() if action_header else ""), version
 
 
 def envelope(version: str, body: bytes) -> bytes:

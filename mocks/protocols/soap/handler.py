@@ -44,13 +44,12 @@ from mocks.core.request import MockRequest
 from mocks.core.responses import body_file_path, send_simple
 from mocks.core.templating import (RenderContext, Template, TemplateError, TemplateState,
                                    compile_template, resolve_seed)
-from mocks.core.xmldoc import (XmlRefused, compile_xpath, element_to_map, local_name,
-                               namespace_of, parse_xml)
+from mocks.core.xmldoc import XmlRefused, compile_xpath, element_to_map, local_name, parse_xml
 from mocks.protocols import CompileContext, CompiledMock, ProtocolRoute
 from mocks.protocols.soap.config import SoapAnswer, SoapMock, SoapOperation, XPathMatch
-from mocks.protocols.soap.envelope import (CONTENT_TYPES, VERSIONS, Fault, client_fault,
-                                           envelope, fault_body, request_action_and_version,
-                                           xml_escape)
+from mocks.protocols.soap.envelope import (BODY_TAGS, CONTENT_TYPES, ENVELOPE_TAGS, Fault,
+                                           client_fault, envelope, fault_body,
+                                           request_action_and_version, xml_escape)
 from mocks.protocols.soap.recordings import SoapHub, hub_of, recording_send
 from mocks.protocols.soap.stateful import ResponseShape, operation_request, table_fault
 from mocks.protocols.soap.wsdl import (ADDRESS_PLACEHOLDER, WsdlDocument, WsdlError,
@@ -142,6 +141,12 @@ class CompiledOperation:
     needs_document: bool = True
     #: Whether answering needs the SOAP body as a map (``request.body``, tables).
     needs_map: bool = True
+    #: The answer when it is the only one and has no conditions (chosen without a call).
+    only_answer: CompiledAnswer | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.answers) == 1 and self.answers[0].conditions is None:
+            self.only_answer = self.answers[0]
 
     def answer_for(self, document: Any) -> CompiledAnswer | None:
         """The first answer whose conditions hold, or None."""
@@ -255,6 +260,10 @@ class SoapEndpoint:
         for action, name in wsdl_actions.items():
             if name in operations and name not in self.by_action.get(action, ()):
                 self.by_action.setdefault(action, []).append(name)
+        #: action -> the operation it names when it names one only (the common case, which
+        #: :meth:`_choose` would answer without looking at the body).
+        self.single_by_action = {action: operations[names[0]]
+                                 for action, names in self.by_action.items() if len(names) == 1}
 
     # ------------------------------------------------------------------ WSDL
     def wsdl_for(self, request: MockRequest) -> bytes | None:
@@ -340,8 +349,8 @@ class SoapEndpoint:
             raise _FaultAnswer(client_fault(f"The request is not a readable SOAP envelope: "
                                             f"{error.reason}")) from None
         tag = root.tag
-        version = VERSIONS.get(namespace_of(tag))
-        if tag[tag.rfind("}") + 1:] != "Envelope" or version is None:
+        version = ENVELOPE_TAGS.get(tag)  # the Envelope of SOAP 1.1 or 1.2, by its full tag
+        if version is None:
             raise _FaultAnswer(client_fault(
                 f"The request is not a SOAP envelope: expected an Envelope element in the SOAP "
                 f"1.1 or 1.2 namespace, got <{local_name(tag) or tag}>"))
@@ -349,17 +358,21 @@ class SoapEndpoint:
         # One pass each over the envelope's and the body's children (local names inline).
         # Slices, not iterators: lxml builds a slice's list of children in C (half the cost).
         elements = []
+        body_tag = BODY_TAGS[version]
         for child in root[:]:
             tag = child.tag
-            if tag.__class__ is str and tag[tag.rfind("}") + 1:] == "Body":
+            if tag == body_tag or (tag.__class__ is str and tag[tag.rfind("}") + 1:] == "Body"):
                 elements = [element for element in child[:] if element.tag.__class__ is str]
                 break
-        if elements:
-            tag = elements[0].tag
-            first = tag[tag.rfind("}") + 1:]
-        else:
-            first = ""
-        operation = self._choose(details["soapAction"], first)
+        action = details["soapAction"]
+        operation = self.single_by_action.get(action) if action else None
+        if operation is None:
+            if elements:
+                tag = elements[0].tag
+                first = tag[tag.rfind("}") + 1:]
+            else:
+                first = ""
+            operation = self._choose(action, first)
         details["soapOperation"] = operation.name
         # Templates read the envelope: xpath over the parsed document (names match by local
         # name), request.body as the SOAP body's content by element name (each built only
@@ -372,7 +385,8 @@ class SoapEndpoint:
             request.__dict__["json"] = body_map
         if operation.needs_document:
             request.__dict__["xml_document"] = root
-        answer = operation.answer_for(root)  # XPath matches by local name: no stripping
+        # XPath matches by local name: no stripping.
+        answer = operation.only_answer or operation.answer_for(root)
         if answer is None:
             raise _FaultAnswer(client_fault(
                 f"No answer of operation {operation.name!r} matches this request (its match "
