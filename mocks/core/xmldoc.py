@@ -10,10 +10,11 @@ template function) or from a config file (a WSDL) goes through :func:`parse_xml`
   be expressed (SOAP 1.1 §3 and SOAP 1.2 part 1 §5 forbid DTDs in a message anyway);
 * bodies over a byte limit are refused before parsing.
 
-XPath (:func:`compile_xpath`) ignores namespaces: every element name test is rewritten to
-match by local name (:func:`local_xpath`), so users write ``/Envelope/Body/GetUser/id`` or
-``//GetUser/id``, and prefixes written in the expression (``/soap:Envelope/soap:Body``) are
-ignored; no namespace needs declaring.
+XPath (:func:`compile_xpath`) ignores namespaces: every element and attribute name test is
+rewritten to match by local name (:func:`local_xpath`), so users write
+``/Envelope/Body/GetUser/id``, ``//GetUser/id`` or ``//item/@type``, and prefixes written in
+the expression (``/soap:Envelope/soap:Body``, ``@xsi:type``) are ignored; no namespace needs
+declaring.
 
 Imports nothing else of the project; lxml is imported on first use (an engine without XML
 never loads it). Errors: :class:`XmlRefused` (parsing), :class:`ValueError` (a bad XPath, at
@@ -169,7 +170,9 @@ def local_xpath(expression: str) -> str:
     """``expression`` with every element name test made namespace-agnostic:
     ``/soap:Envelope/Body/GetUser[id='1']`` ->
     ``/*[local-name()='Envelope']/*[local-name()='Body']/*[local-name()='GetUser'][*[local-name()='id']='1']``.
-    Attribute names lose their prefix, functions, axes, operators and quoted strings are kept."""
+    Attribute names match by local name too (``@xsi:type`` -> ``@*[local-name()='type']``:
+    the attribute in any namespace or none); functions, axes, operators and quoted strings
+    are kept."""
     out: list[str] = []
     previous = ""  # kind of the last significant token
     for found in _XPATH_TOKEN.finditer(expression):
@@ -189,9 +192,9 @@ def local_xpath(expression: str) -> str:
                 out.append(text)
                 previous = "operator"
                 continue
-            if previous in ("@", "attribute::") or local == "*":
+            if local == "*":
                 out.append(local)
-            else:
+            else:  # an element or attribute name test (after "@"): by local name
                 out.append(f"*[local-name()='{local}']")
             previous = "name"
             continue

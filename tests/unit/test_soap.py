@@ -109,10 +109,26 @@ def test_xpath_ignores_namespaces_and_prefixes():
     assert compile_xpath("count(//tag)")(root) == "2"
     assert compile_xpath("//missing")(root) == ""
     assert local_xpath("//a:b[@c='x:y' and d]/text()") == (
-        "//*[local-name()='b'][@c='x:y' and *[local-name()='d']]/text()")
+        "//*[local-name()='b'][@*[local-name()='c']='x:y' and *[local-name()='d']]/text()")
     assert element_to_map(root[0][0]) == {"id": "42", "tag": ["a", "b"]}
     with pytest.raises(ValueError, match="invalid XPath"):
         compile_xpath("//[")
+
+
+def test_xpath_attributes_match_by_local_name_in_any_namespace():
+    root = parse_xml(
+        f'<s:Envelope xmlns:s="{SOAP11}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">'
+        f'<s:Header><Auth s:mustUnderstand="1" plain="p"/></s:Header><s:Body>'
+        f'<Order><item xsi:type="Book" id="7">a</item><item xsi:type="Pen">b</item></Order>'
+        f"</s:Body></s:Envelope>")
+    assert compile_xpath("//Auth/@soap:mustUnderstand")(root) == "1"
+    assert compile_xpath("//Auth/@mustUnderstand")(root) == "1"
+    assert compile_xpath("//Auth/@plain")(root) == "p"
+    assert compile_xpath("//item/@xsi:type")(root) == "Book"
+    assert compile_xpath("//item[@type='Pen']")(root) == "b"
+    assert compile_xpath("//item[attribute::type='Pen']/text()")(root) == "b"
+    assert compile_xpath("count(//item/@*)")(root) == "3"
+    assert compile_xpath("//item/@missing")(root) == ""
 
 
 def test_xpath_template_function_reads_the_request_body_escaped_by_the_caller():
