@@ -58,6 +58,15 @@ def requests_per_second(url: str, seconds: int, connections: int,
             int(bad.group(1)) if bad else 0)
 
 
+def envelope_script(workdir: Path) -> Path:
+    """A wrk Lua script POSTing :data:`ENVELOPE` as SOAP 1.1 with its ``SOAPAction``."""
+    script = workdir / "soap.lua"
+    script.write_text(f'wrk.method = "POST"\nwrk.body = {json.dumps(ENVELOPE)}\n'
+                      'wrk.headers["Content-Type"] = "text/xml; charset=utf-8"\n'
+                      'wrk.headers["SOAPAction"] = "\\"urn:example:users/GetUser\\""\n')
+    return script
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10, help="pairs per order")
@@ -73,10 +82,7 @@ def main() -> int:
     config_path.write_text(yaml.safe_dump({"version": "1.0",
                                            "mocks": [hello_mock(), static_post, SOAP_MOCK]},
                                           sort_keys=False))
-    script = workdir / "soap.lua"
-    script.write_text(f'wrk.method = "POST"\nwrk.body = {json.dumps(ENVELOPE)}\n'
-                      'wrk.headers["Content-Type"] = "text/xml; charset=utf-8"\n'
-                      'wrk.headers["SOAPAction"] = "\\"urn:example:users/GetUser\\""\n')
+    script = envelope_script(workdir)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     cases = {"static": (f"{base}/api/hello", None), "soap": (f"{base}/soap/users", script),
