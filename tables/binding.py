@@ -102,6 +102,44 @@ class BindingSpec:
     source: str
 
 
+def has_transform(spec: BindingSpec) -> bool:
+    """Whether the binding gives a ``response`` transform that changes something (``{}``,
+    "answer the raw data", changes nothing). Protocols whose answers are shaped by their own
+    schema (gRPC messages, SOAP XML) refuse the others."""
+    return spec.transform is not None and bool(spec.transform.config.model_fields_set)
+
+
+def member_bindings(binding: Any, mock_id: str, protocol: str, part: str, reference: str,
+                    members: Iterable[str], shaped_by: str) -> dict[str, BindingSpec]:
+    """The ``{member: BindingSpec}`` a protocol mock receives as ``context.binding`` (see
+    :func:`collect_bindings`), checked: ``{}`` without bindings.
+
+    ``protocol`` (``gRPC``), ``part`` (``method``) and ``reference`` (the spelling to
+    suggest after the mock id) word the errors; ``members`` are the parts the mock has;
+    ``shaped_by`` says why a transform cannot apply. Raises
+    :class:`~mocks.core.errors.ConfigError` at ``extend[i].mock`` for a binding of the whole
+    mock or of a part the mock lacks, at ``extend[i].response`` for a transform that changes
+    something (:func:`has_transform`).
+    """
+    if binding is None:
+        return {}
+    if not isinstance(binding, dict):
+        raise ConfigError(f"{binding.source}.mock",
+                          f"a {protocol} mock binds one {part} at a time: use mock: "
+                          f"{mock_id}.{reference}")
+    known = list(members)
+    for name, spec in binding.items():
+        if name not in known:
+            raise ConfigError(f"{spec.source}.mock",
+                              f"mock {mock_id!r} has no {part} {name.lstrip('/')!r} "
+                              f"({part}s: {', '.join(m.lstrip('/') for m in known) or 'none'})")
+        if has_transform(spec):
+            raise ConfigError(f"{spec.source}.response",
+                              f"{shaped_by}: response transforms apply to HTTP mocks; "
+                              f"remove response")
+    return binding
+
+
 def binding_of(binding: StatefulBinding, source: str) -> BindingSpec:
     """A :class:`BindingSpec` from an ``extend[]`` entry or an ``http.statefulBinding``."""
     return BindingSpec(binding.table, binding.action, binding.operation,
@@ -143,43 +181,52 @@ def resolve_mock_reference(reference: str, mocks: list[Mock]) -> int | None:
     return None
 
 
-def collect_bindings(config: ConfigFile) -> dict[int, Any]:
+def collect_bindings(config: ConfigFile,
+                     member_of: Callable[[str, str], str | None] | None = None) -> dict[int, Any]:
     """``{mock index: BindingSpec}`` from ``extend[]``; a later entry for the same mock wins.
 
-    A reference ``<graphql mock id>.<Type>.<field>`` binds one resolver of a GraphQL mock:
-    that mock's entry is then ``{"Type.field": BindingSpec}`` (one per bound resolver).
+    A reference ``<mock id>.<member>`` binds one member of a protocol mock when
+    ``member_of(mock type, member text)`` names one (the protocol handler's
+    ``binding_member``): a GraphQL resolver ``<id>.Query.users``, a gRPC method
+    ``<id>.demo.v1.Users.CreateUser``, a SOAP operation ``<id>.CreateUser``. That mock's
+    entry is then ``{member: BindingSpec}`` (one per bound member).
 
     Raises :class:`ConfigError` ``extend[i].mock: extend "<ref>": mock not found``.
     """
     bound: dict[int, Any] = {}
     for position, binding in enumerate(config.extend):
         index = resolve_mock_reference(binding.mock, config.mocks)
-        resolver = None
-        if index is None:
-            index, resolver = _resolver_reference(binding.mock, config.mocks)
+        member = None
+        if index is None and member_of is not None:
+            index, member = _member_reference(binding.mock, config.mocks, member_of)
         if index is None:
             raise ConfigError(f"extend[{position}].mock",
                               f'extend "{binding.mock}": mock not found')
         spec = binding_of(binding, f"extend[{position}]")
-        if resolver is None:
+        if member is None:
             bound[index] = spec
         else:
-            resolvers = bound.get(index)
-            if not isinstance(resolvers, dict):
-                resolvers = bound[index] = {}
-            resolvers[resolver] = spec
+            members = bound.get(index)
+            if not isinstance(members, dict):
+                members = bound[index] = {}
+            members[member] = spec
     return bound
 
 
-def _resolver_reference(reference: str, mocks: list[Mock]) -> tuple[int | None, str | None]:
-    """``(mock index, "Type.field")`` of ``<graphql mock id>.<Type>.<field>``, else Nones."""
+def _member_reference(reference: str, mocks: list[Mock],
+                      member_of: Callable[[str, str], str | None]) -> tuple[int | None,
+                                                                           str | None]:
+    """``(mock index, member)`` of ``<mock id>.<member>``, else Nones (the longest mock id
+    that prefixes the reference wins: ids may hold dots themselves)."""
+    found: tuple[int | None, str | None] = (None, None)
+    longest = -1
     for index, mock in enumerate(mocks):
-        if mock.type == "graphql" and reference.startswith(mock.id + "."):
-            rest = reference[len(mock.id) + 1:]
-            type_name, dot, field_name = rest.partition(".")
-            if dot and type_name and field_name and "." not in field_name:
-                return index, rest
-    return None, None
+        if mock.type != "http" and reference.startswith(mock.id + ".") and \
+                len(mock.id) > longest:
+            member = member_of(mock.type, reference[len(mock.id) + 1:])
+            if member is not None:
+                found, longest = (index, member), len(mock.id)
+    return found
 
 
 def item_id_parameter(matcher: Matcher) -> str | None:

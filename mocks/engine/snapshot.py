@@ -25,7 +25,7 @@ from mocks.core.errors import ConfigError
 from mocks.config import ConfigFile, Mock
 from mocks.engine.matching import MatchIndex
 from mocks.protocols import (NOTHING, CompileContext, CompiledMock, ListenerService,
-                             ProtocolRoute, WebSocketRoute, handler_for)
+                             ProtocolRoute, WebSocketRoute, binding_member, handler_for)
 from mocks.protocols.http.matcher import Candidate
 from tables.binding import collect_bindings, table_configs
 from tables.operations import CustomOperation, compile_operations
@@ -159,7 +159,7 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
     """
     base = Path(base_dir)
     shared = _Shared(base, tables, protocol_state, body_file_roots,
-                     compile_tables(table_configs(config)), collect_bindings(config),
+                     compile_tables(table_configs(config)), collect_bindings(config, binding_member),
                      compile_operations(config.custom_operations), scenarios, shared_state)
     if (previous is not None and previous.base_dir == base
             and previous.body_file_roots == body_file_roots):
@@ -186,7 +186,7 @@ def patch_snapshot(config: ConfigFile, previous: Snapshot, base_dir: Path | str 
     if previous.base_dir != base or previous.body_file_roots != body_file_roots:
         return None
     shared = _Shared(base, tables, protocol_state, body_file_roots,
-                     compile_tables(table_configs(config)), collect_bindings(config),
+                     compile_tables(table_configs(config)), collect_bindings(config, binding_member),
                      compile_operations(config.custom_operations), scenarios, shared_state)
     return _patch(config, previous, shared)
 

@@ -8,7 +8,10 @@ Every mock type is served by a *handler* (STYLE §5; ARCHITECTURE "Protocol hand
   Schema and the admin docs show every block;
 * ``compile(mock, context) -> CompiledMock``: what the mock serves: HTTP match candidates,
   exact or prefix data-plane routes, WebSocket routes and listener services (ports of their
-  own, such as gRPC or MQTT). Raises :class:`~mocks.core.errors.ConfigError` naming the key.
+  own, such as gRPC or MQTT). Raises :class:`~mocks.core.errors.ConfigError` naming the key;
+* optionally ``binding_member(text) -> str | None``: for a type whose parts bind to tables one
+  by one (GraphQL resolvers, gRPC methods, SOAP operations), the part an ``extend`` reference
+  ``<mock id>.<text>`` names (see :func:`binding_member`).
 
 A new protocol is a new folder ``mocks/protocols/<name>/`` (or an app such as ``oidc/``) whose
 handler object is listed once in :data:`PROTOCOLS` by import string. Import strings are
@@ -264,6 +267,21 @@ def handler_for(mock_type: str) -> ProtocolHandler | None:
                                      f"another config model than {entry.config_model}")
     _handlers[mock_type] = handler
     return handler
+
+
+def binding_member(mock_type: str, text: str) -> str | None:
+    """The member of a ``mock_type`` mock that an ``extend`` reference ``<mock id>.<text>``
+    binds to a table, as the handler's optional ``binding_member(text)`` names it (a
+    GraphQL ``Type.field``, a gRPC ``/package.Service/Method``, a SOAP operation), or None
+    when the type binds whole mocks only or ``text`` names no member.
+
+    The handler then receives ``context.binding`` as ``{member: BindingSpec}`` and reports
+    a member its mock lacks as a :class:`~mocks.core.errors.ConfigError` at
+    ``extend[i].mock``. Source: SPEC "Extend binding"; behavior notes §6.
+    """
+    handler = handler_for(mock_type)
+    read_member = getattr(handler, "binding_member", None)
+    return read_member(text) if read_member is not None else None
 
 
 def load_handlers() -> dict[str, ProtocolHandler]:

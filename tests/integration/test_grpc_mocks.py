@@ -1,7 +1,8 @@
 """gRPC mocks served to real clients: stubs generated from the test ``.proto`` files with
 grpcio-tools (at test time, into a temporary folder), for all four call kinds; errors with
 rich details read back with grpcio-status; reflection listed by a grpcio-reflection client;
-health; metadata and request matching; fake answers; tables shared with REST; port merging
+health; metadata and request matching; fake answers; tables shared with REST (a method bound
+on the method and one bound by an ``extend`` entry); port merging
 (200 and each 409); two ports in one config; request log, verification, metrics and ``/ports``
 (behavior notes §1, §10, §17; SPEC "Mocks", "Templating").
 
@@ -77,7 +78,7 @@ def users_config(users_port: int, greeter_port: int) -> dict:
                                            "error": {"code": "UNAVAILABLE",
                                                      "message": "closing"}}]},
                     "CreateUser": {"statefulResource": "users", "statefulAction": "create"},
-                    "FindUser": {"statefulResource": "users", "statefulAction": "get"},
+                    # FindUser is bound by an extend entry below.
                 }}}}},
             {"id": "greeter-elsewhere", "type": "grpc", "grpc": {
                 "port": greeter_port, "protoFile": "greeter.proto",
@@ -86,7 +87,9 @@ def users_config(users_port: int, greeter_port: int) -> dict:
             {"id": "rest-user", "type": "http", "http": {
                 "matcher": {"method": "GET", "path": "/users/{id}"}}},
         ],
-        "extend": [{"mock": "rest-user", "table": "users", "action": "get"}],
+        "extend": [{"mock": "rest-user", "table": "users", "action": "get"},
+                   {"mock": "users-grpc.demo.v1.Users.FindUser", "table": "users",
+                    "action": "get"}],
     }
 
 
@@ -228,7 +231,10 @@ def test_created_over_grpc_is_read_over_rest_and_back(users, server):
     with server.client() as data:
         answer = data.get(f"/users/{created.id}")
     assert answer.status_code == 200 and answer.json()["email"] == "g@example.com"
+    # FindUser answers from the table through its extend binding (method-level for Create).
     assert stub.FindUser(pb2.GetUserRequest(id="1"), timeout=TIMEOUT).name == "Seed"
+    found = stub.FindUser(pb2.GetUserRequest(id=created.id), timeout=TIMEOUT)
+    assert (found.name, found.email) == ("Grace", "g@example.com")
     with pytest.raises(grpc.RpcError) as raised:
         stub.FindUser(pb2.GetUserRequest(id="999"), timeout=TIMEOUT)
     assert raised.value.code() == grpc.StatusCode.NOT_FOUND

@@ -33,6 +33,13 @@ class GraphQLHandler:
     mock_type = "graphql"
     config_model = GraphQLMock
 
+    @staticmethod
+    def binding_member(text: str) -> str | None:
+        """``Type.field`` of an ``extend`` reference ``<mock id>.Type.field`` (one resolver
+        bound to a table), else None."""
+        type_name, dot, field_name = text.partition(".")
+        return text if dot and type_name and field_name and "." not in field_name else None
+
     def compile(self, mock: Any, context: CompileContext) -> CompiledMock:
         """One :class:`~mocks.protocols.ProtocolRoute` (GET and POST answered; other methods
         405) and one :class:`~mocks.protocols.WebSocketRoute` at ``graphql.path``.

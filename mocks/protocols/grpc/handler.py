@@ -20,9 +20,10 @@ from mocks.core.errors import ConfigError
 from mocks.core.templating import TemplateState
 from mocks.protocols import CompileContext, CompiledMock
 from mocks.protocols.grpc.compiled import CompiledMethod
-from mocks.protocols.grpc.config import GrpcMock
+from mocks.protocols.grpc.config import GrpcMethod, GrpcMock
 from mocks.protocols.grpc.protos import load_protos
 from mocks.protocols.grpc.server import GrpcPortService, PortTable
+from tables.binding import member_bindings
 
 
 class GrpcHandler:
@@ -31,6 +32,19 @@ class GrpcHandler:
     mock_type = "grpc"
     config_model = GrpcMock
 
+    @staticmethod
+    def binding_member(text: str) -> str | None:
+        """``/package.Service/Method`` of an ``extend`` reference ``<mock id>.<text>`` where
+        ``text`` is ``package.Service.Method``, ``package.Service/Method`` or
+        ``/package.Service/Method``; None when it names no method."""
+        text = text.lstrip("/")
+        service, slash, method = text.rpartition("/")
+        if not slash:
+            service, _, method = text.rpartition(".")
+        if not service or not method or "/" in service or "." in method:
+            return None
+        return f"/{service}/{method}"
+
     def compile(self, mock: Any, context: CompileContext) -> CompiledMock:
         """One :class:`~mocks.protocols.grpc.server.GrpcPortService` for ``grpc.port``.
 
@@ -38,7 +52,9 @@ class GrpcHandler:
         ``mocks[0].grpc.protoFile: greeter.proto line 4: "strin" is not defined.``,
         ``mocks[0].grpc.services.pkg.Nope: the .proto defines no service 'pkg.Nope' ...``,
         ``mocks[0].grpc.services.pkg.Svc.methods.Nope: ...``,
-        ``mocks[0].grpc.services.pkg.Svc.methods.Get.response: not a valid pkg.Reply: ...``.
+        ``mocks[0].grpc.services.pkg.Svc.methods.Get.response: not a valid pkg.Reply: ...``,
+        ``extend[0].mock: ...`` for a binding of a method the ``.proto`` lacks or of the whole
+        mock, ``extend[0].response: ...`` for a binding with a response transform.
         """
         config: GrpcMock = mock.grpc
         key_path = f"{context.key_path}.grpc"
@@ -67,6 +83,7 @@ class GrpcHandler:
                                       f"service {service_name} has no method "
                                       f"{method_name!r} (methods: {known})")
                 configured[path] = (method, f"{service_key}.methods.{method_name}")
+        _bind_methods(mock.id, context.binding, protos.methods, configured)
         methods = {}
         for path, info in protos.methods.items():
             method, key = configured.get(path, (None, f"{key_path}.services"))
@@ -78,3 +95,23 @@ class GrpcHandler:
 
 #: The registered handler object (:data:`mocks.protocols.PROTOCOLS`).
 HANDLER = GrpcHandler()
+
+
+def _bind_methods(mock_id: str, binding: Any, known: dict[str, Any],
+                  configured: dict[str, Any]) -> None:
+    """Make each method an ``extend`` entry binds (``context.binding``: ``{"/pkg.Svc/Method":
+    BindingSpec}``) answer from its table, as ``statefulResource``/``statefulAction`` on
+    the method would; the method keeps its ``match``, ``variants`` and ``delay``, and the
+    table's result replaces its ``response`` (SPEC "Extend binding" rule 1).
+
+    Raises :class:`~mocks.core.errors.ConfigError` at ``extend[i].mock`` for a binding of
+    the whole mock or of a method the ``.proto`` lacks, at ``extend[i].response`` for a
+    response transform (a reply is shaped by its message type)."""
+    bound = member_bindings(binding, mock_id, "gRPC", "method", "<package.Service>.<Method>",
+                            known, "a gRPC reply is shaped by its message type")
+    for path, spec in bound.items():
+        method, key = configured.get(path, (None, spec.source))
+        configured[path] = ((method if method is not None else GrpcMethod()).model_copy(
+            update={"response": None, "responses": None, "error": None,
+                    "stateful_resource": spec.table or None, "stateful_action": spec.action,
+                    "operation": spec.operation}), key)

@@ -54,6 +54,7 @@ from mocks.protocols.soap.recordings import SoapHub, hub_of, recording_send
 from mocks.protocols.soap.stateful import ResponseShape, operation_request, table_fault
 from mocks.protocols.soap.wsdl import (ADDRESS_PLACEHOLDER, WsdlDocument, WsdlError,
                                        read_wsdl, with_address_placeholder)
+from tables.binding import member_bindings
 
 #: Methods the route claims (OPTIONS stays with the engine's CORS handling).
 ROUTE_METHODS = frozenset({"GET", "HEAD", "POST"})
@@ -460,6 +461,12 @@ class SoapHandler:
     mock_type = "soap"
     config_model = SoapMock
 
+    @staticmethod
+    def binding_member(text: str) -> str | None:
+        """The operation name of an ``extend`` reference ``<mock id>.<Operation>``, else
+        None."""
+        return text if text and "/" not in text and "." not in text else None
+
     def compile(self, mock: Any, context: CompileContext) -> CompiledMock:
         """One :class:`~mocks.protocols.ProtocolRoute` at ``soap.path`` (GET ``?wsdl`` and
         POST envelopes).
@@ -467,11 +474,14 @@ class SoapHandler:
         Raises :class:`~mocks.core.errors.ConfigError` naming the key: a WSDL that does not
         parse (``mocks[0].soap.wsdl: not well-formed XML at line 3: ...``), an unreadable
         ``wsdlFile``, a bad template, XPath or static response XML
-        (``mocks[0].soap.operations.GetUser.match.xpath.//[: invalid XPath ...``).
+        (``mocks[0].soap.operations.GetUser.match.xpath.//[: invalid XPath ...``);
+        ``extend[0].mock: ...`` for a binding of the whole mock or of an operation it lacks,
+        ``extend[0].response: ...`` for a binding with a response transform.
         """
         config: SoapMock = mock.soap
         key_path = f"{context.key_path}.soap"
         document, _ = _read_wsdl(config, key_path, context)
+        config = _bind_operations(mock.id, context.binding, config, document)
         operations = compile_operations(config, key_path, document)
         wsdl = with_address_placeholder(document.root) if document is not None else None
         actions = document.soap_actions() if document is not None else {}
@@ -479,6 +489,31 @@ class SoapHandler:
                                 hub_of(context.shared))
         return CompiledMock(routes=(ProtocolRoute(path=config.path, mock_id=mock.id,
                                                   action=endpoint, methods=ROUTE_METHODS),))
+
+
+def _bind_operations(mock_id: str, binding: Any, config: SoapMock,
+                     document: WsdlDocument | None) -> SoapMock:
+    """``config`` with each operation an ``extend`` entry binds (``context.binding``:
+    ``{"Operation": BindingSpec}``) answering from its table, as ``statefulResource`` /
+    ``statefulAction`` on the operation would (its ``response``, or the WSDL's sample, gives
+    the shape of the answer; a ``fault`` is dropped: SPEC "Extend binding" rule 1).
+
+    Raises :class:`~mocks.core.errors.ConfigError` at ``extend[i].mock`` for a binding of
+    the whole mock or of an operation neither the WSDL nor ``operations`` has, at
+    ``extend[i].response`` for a response transform (the answer is the operation's XML)."""
+    if binding is None:
+        return config
+    known = list(document.operations()) if document is not None else []
+    known += [name for name in config.operations if name not in known]
+    operations = dict(config.operations)
+    for name, spec in member_bindings(binding, mock_id, "SOAP", "operation", "<Operation>",
+                                      known, "a SOAP answer is the operation's XML").items():
+        current = operations.get(name) or SoapOperation()
+        operations[name] = current.model_copy(update={
+            "fault": None, "stateful_resource": spec.table or None,
+            "stateful_action": spec.action,
+            "operation": spec.operation if spec.action == "custom" else None})
+    return config.model_copy(update={"operations": operations})
 
 
 #: The registered handler object (:data:`mocks.protocols.PROTOCOLS`).
