@@ -12,10 +12,10 @@ waits, answers, drops the connection or wraps ``send`` with body shapers, and
 status or a close code; drop). A request no rule matches gets the global faults: error first
 (nothing else then), else latency, then bandwidth.
 
-Listeners of other protocols (gRPC, MQTT) use the same hook: ``decision =
-engine.chaos.decide(method, path)`` when ``engine.chaos`` is not None, then wait
-``decision.delay_ms``, fail with ``decision.status`` mapped to their own codes, or close the
-stream when ``decision.reset``.
+Listeners of other protocols (gRPC, MQTT) use :func:`before_call` with the live injector
+(``CompileContext.shared["chaos"]()``, None while chaos is off): it decides and waits
+``decision.delay_ms``; the protocol then fails the call with ``decision.status`` mapped to
+its own codes, or closes the stream when ``decision.reset``.
 
 Randomness: one ``random.Random`` per applied config, seeded with ``chaos.seed`` (a fresh
 seed when absent), drawn in a fixed order, so the same seed and request sequence give the
@@ -265,6 +265,23 @@ async def apply_http(decision: ChaosDecision, send: Send, raw_send: Send) -> Sen
     if shapers:
         return shape_send(send, raw_send, shapers)
     return send
+
+
+async def before_call(injector: ChaosInjector | None, method: str,
+                      path: str) -> ChaosDecision | None:
+    """Chaos for one call of a listener protocol (gRPC, MQTT): decide for ``method`` and
+    ``path`` (the rules' regex and methods see them as for HTTP), wait the decision's
+    ``delay_ms``, and return the decision when chaos ends the call itself (``status`` or
+    ``reset``: the protocol maps them to its own error), else None. Body shapers do not
+    apply to such calls. ``injector`` None (chaos off): None at once."""
+    if injector is None:
+        return None
+    decision = injector.decide(method, path)
+    if decision is None:
+        return None
+    if decision.delay_ms > 0:
+        await asyncio.sleep(decision.delay_ms / 1000)
+    return decision if decision.answers else None
 
 
 #: Close codes of a refused WebSocket upgrade when the server cannot answer an HTTP status:

@@ -135,7 +135,8 @@ class Engine:
         #: handler keeps engine-wide under its mock type (the WebSocket connection hub).
         self.shared_state: dict[str, Any] = {
             "template_state": self.template_state,
-            "serve_event": lambda **fields: self.notify(ServeEvent(**fields))}
+            "serve_event": lambda **fields: self.notify(ServeEvent(**fields)),
+            "chaos": lambda: self.chaos}
 
     def load(self, config: ConfigFile, base_dir: Path | str | None = None) -> Snapshot:
         """Compile ``config`` and make it the live snapshot.

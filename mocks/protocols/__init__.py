@@ -132,9 +132,11 @@ class CompileContext:
             (:class:`~mocks.protocols.http.scenarios.ScenarioStore`; None when validating
             only).
         shared: the engine's state shared by all mocks of a protocol (None when validating
-            only): the engine puts ``template_state`` (sequences) and ``serve_event`` (a
+            only): the engine puts ``template_state`` (sequences), ``serve_event`` (a
             callable taking :class:`~mocks.engine.core.ServeEvent` keyword arguments, for
-            the request log, verification and metrics) in it; a handler keeps its own
+            the request log, verification and metrics) and ``chaos`` (a callable returning
+            the live :class:`~chaos.injector.ChaosInjector`, None while chaos is off; see
+            :func:`chaos.injector.before_call`) in it; a handler keeps its own
             engine-wide objects under its mock type (the WebSocket connection hub).
     """
 

@@ -1,7 +1,8 @@
 """gRPC mocks served to real clients: stubs generated from the test ``.proto`` files with
 grpcio-tools (at test time, into a temporary folder), for all four call kinds; errors with
 rich details read back with grpcio-status; reflection listed by a grpcio-reflection client;
-health; metadata and request matching; fake answers; tables shared with REST (a method bound
+health; metadata and request matching; fake answers; chaos faults on calls; tables shared with
+REST (a method bound
 on the method and one bound by an ``extend`` entry); port merging
 (200 and each 409); two ports in one config; request log, verification, metrics and ``/ports``
 (behavior notes §1, §10, §17; SPEC "Mocks", "Templating").
@@ -14,6 +15,7 @@ from __future__ import annotations
 import importlib
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -238,6 +240,64 @@ def test_created_over_grpc_is_read_over_rest_and_back(users, server):
     with pytest.raises(grpc.RpcError) as raised:
         stub.FindUser(pb2.GetUserRequest(id="999"), timeout=TIMEOUT)
     assert raised.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_chaos_faults_reach_grpc_calls(users, server):
+    """A chaos rule on ``/demo.v1.Users/GetUser`` (the call seen as ``POST`` to its path):
+    an injected 503 is ``UNAVAILABLE``, latency delays the reply, retry-after sends its
+    ``retry-after`` as trailing metadata, an empty response is an empty message, a reset is
+    ``UNAVAILABLE``; a method no rule names answers as configured."""
+    stub, pb2 = users
+
+    def rule(fault: dict) -> dict:
+        return {"enabled": True, "rules": [{"pathPattern": "/demo\\.v1\\.Users/GetUser$",
+                                            "methods": ["POST"], "faults": [fault]}]}
+
+    def refused(request) -> grpc.RpcError:
+        with pytest.raises(grpc.RpcError) as raised:
+            stub.GetUser(request, timeout=TIMEOUT)
+        return raised.value
+
+    request = pb2.GetUserRequest(id="1")
+    with server.admin_client() as admin:
+        try:
+            assert admin.post("/chaos/stats/reset").status_code == 200
+            assert admin.put("/chaos", json=rule({"type": "error",
+                                                  "statusCodes": [503]})).status_code == 200
+            error = refused(request)
+            assert error.code() == grpc.StatusCode.UNAVAILABLE
+            assert error.details() == "chaos: 503 Service Unavailable"
+            assert stub.FindUser(request, timeout=TIMEOUT).name == "Seed"
+
+            admin.put("/chaos", json=rule({"type": "latency", "min": "300ms", "max": "300ms"}))
+            started = time.monotonic()
+            assert stub.GetUser(request, timeout=TIMEOUT).name == "User 1"
+            assert time.monotonic() - started >= 0.25
+
+            admin.put("/chaos", json=rule({"type": "retry_after", "statusCode": 429,
+                                           "retryAfter": 5}))
+            error = refused(request)
+            assert error.code() == grpc.StatusCode.UNAVAILABLE
+            assert dict(error.trailing_metadata())["retry-after"] == "5"
+
+            admin.put("/chaos", json=rule({"type": "empty_response"}))
+            assert stub.GetUser(request, timeout=TIMEOUT) == pb2.User()
+
+            admin.put("/chaos", json=rule({"type": "connection_reset"}))
+            assert refused(request).code() == grpc.StatusCode.UNAVAILABLE
+
+            admin.put("/chaos", json={"enabled": True, "rules": [{
+                "pathPattern": "ListUsers$", "faults": [{"type": "error",
+                                                         "statusCodes": [404]}]}]})
+            with pytest.raises(grpc.RpcError) as raised:
+                list(stub.ListUsers(pb2.ListUsersRequest(page_size=3), timeout=TIMEOUT))
+            assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
+            stats = admin.get("/chaos/stats").json()
+            assert stats["totalRequests"] == 7 and stats["errorsInjected"] == 2
+            assert stats["faultsByType"]["retry_after"] == 1
+        finally:
+            assert admin.put("/chaos", json={"enabled": False}).status_code == 200
+    assert stub.GetUser(request, timeout=TIMEOUT).name == "User 1"
 
 
 def test_calls_reach_request_log_verification_metrics_ports_and_admin_views(users, server):

@@ -53,13 +53,16 @@ class CallError(Exception):
         code: the status number (``5`` = ``NOT_FOUND``).
         message: the status message.
         details: serialized ``google.rpc.Status`` for ``grpc-status-details-bin``, or None.
+        metadata: more trailing metadata, ``((name, value), ...)`` (``retry-after``).
     """
 
-    def __init__(self, code: int, message: str, details: bytes | None = None):
+    def __init__(self, code: int, message: str, details: bytes | None = None,
+                 metadata: tuple[tuple[str, str], ...] = ()):
         super().__init__(message)
         self.code = code
         self.message = message
         self.details = details
+        self.metadata = metadata
 
 
 def call_request(path: str, metadata: list[tuple[str, str]], document: Any,

@@ -40,6 +40,8 @@ import grpc
 import orjson
 from google.protobuf import descriptor_pool
 
+from chaos.faults import reason_phrase
+from chaos.injector import before_call
 from mocks.core.request import MockRequest
 from mocks.protocols.grpc.compiled import (OK, CallError, CompiledAnswer, CompiledMethod,
                                            call_request)
@@ -117,6 +119,8 @@ class GrpcHub:
     total_errors: int = 0
     by_method: dict[str, list[int]] = field(default_factory=dict)
     by_code: dict[str, int] = field(default_factory=dict)
+    #: ``shared["chaos"]``: returns the live chaos injector, None while chaos is off.
+    chaos_of: Callable[[], Any] | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     def open(self, port: int, path: str, mock_id: str | None, kind: str,
@@ -168,7 +172,7 @@ def hub_of(shared: dict[str, Any] | None) -> GrpcHub:
         return GrpcHub()
     hub = shared.get("grpc")
     if hub is None:
-        hub = shared["grpc"] = GrpcHub()
+        hub = shared["grpc"] = GrpcHub(chaos_of=shared.get("chaos"))
     return hub
 
 
@@ -180,7 +184,7 @@ class _Call:
 
     __slots__ = ("method", "path", "port", "sink", "hub", "metadata", "peer", "started",
                  "active", "request", "received", "sent", "reply_json", "code", "message",
-                 "details", "logged_messages")
+                 "details", "trailing", "logged_messages")
 
     def __init__(self, method: CompiledMethod | None, path: str, port: int, sink: Any,
                  hub: GrpcHub, context: Any, kind: str):
@@ -202,6 +206,7 @@ class _Call:
         self.code = OK
         self.message = ""
         self.details: bytes | None = None
+        self.trailing: tuple[tuple[str, str], ...] = ()
         self.logged_messages: list[Any] | None = None
 
     def request_of(self, data: bytes) -> MockRequest:
@@ -217,12 +222,14 @@ class _Call:
 
     def failed(self, error: CallError) -> None:
         self.code, self.message, self.details = error.code, error.message, error.details
+        self.trailing = error.metadata
 
     async def abort(self, context: Any) -> None:
         """End the call with its status when it is not ``OK`` (raises grpc's abort)."""
         if self.code == OK:
             return
         trailing = (("grpc-status-details-bin", self.details),) if self.details else ()
+        trailing += self.trailing
         await context.abort(_STATUS_ENUM.get(self.code, grpc.StatusCode.UNKNOWN), self.message,
                             trailing_metadata=trailing)
 
@@ -320,6 +327,42 @@ def _internal(error: Exception, path: str) -> CallError:
                                                f"{type(error).__name__}: {error}")
 
 
+#: HTTP status of a chaos answer -> gRPC status (gRPC's own HTTP-to-gRPC mapping:
+#: 400 INTERNAL, 401 UNAUTHENTICATED, 403 PERMISSION_DENIED, 404 UNIMPLEMENTED, 429/502/503/
+#: 504 UNAVAILABLE, anything else UNKNOWN).
+_CHAOS_CODES = {400: "INTERNAL", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
+                404: "UNIMPLEMENTED", 429: "UNAVAILABLE", 502: "UNAVAILABLE",
+                503: "UNAVAILABLE", 504: "UNAVAILABLE"}
+#: Headers of a chaos answer passed on as trailing metadata.
+_CHAOS_METADATA = (b"retry-after", b"x-circuit-state")
+
+
+async def _chaos_stage(call: _Call) -> bool:
+    """Chaos for one call, before it is answered (behavior notes §11, the rules seeing the
+    call as ``POST /package.Service/Method``): waits the injected latency; raises
+    :class:`CallError` for an injected error (its HTTP status mapped by :data:`_CHAOS_CODES`,
+    message ``chaos: 503 Service Unavailable``; ``Retry-After`` and ``X-Circuit-State`` as
+    trailing metadata) or a connection reset (``UNAVAILABLE``). True for an injected empty
+    answer (a 2xx from ``empty_response``): the call then ends ``OK`` with an empty message
+    (unary, client stream) or no message (server and bidirectional streams)."""
+    chaos_of = call.hub.chaos_of
+    injector = chaos_of() if chaos_of is not None else None
+    if injector is None:
+        return False
+    decision = await before_call(injector, "POST", call.path)
+    if decision is None:
+        return False
+    if decision.reset:
+        raise CallError(STATUS_CODES["UNAVAILABLE"], "chaos: connection reset")
+    status = decision.status or 500
+    if status < 400:
+        return True
+    metadata = tuple((name.decode("latin-1"), value.decode("latin-1"))
+                     for name, value in decision.headers if name.lower() in _CHAOS_METADATA)
+    raise CallError(STATUS_CODES[_CHAOS_CODES.get(status, "UNKNOWN")],
+                    f"chaos: {status} {reason_phrase(status)}", metadata=metadata)
+
+
 class _Answering:
     """``async with _Answering(call):`` around the work of one call. A :class:`CallError`
     (or any other exception, logged and sent as ``INTERNAL``) becomes the call's status
@@ -353,8 +396,11 @@ def _unary(method: CompiledMethod, port: int, sink: Any, hub: GrpcHub) -> Callab
         reply = None
         async with _Answering(call):
             request = call.request_of(data)
-            async for reply in _replies(call, method.choose(request), request):
-                call.sent = 1
+            if await _chaos_stage(call):
+                reply = b""
+            else:
+                async for reply in _replies(call, method.choose(request), request):
+                    call.sent = 1
         await call.abort(context)
         return reply
 
@@ -369,10 +415,11 @@ def _server_stream(method: CompiledMethod, port: int, sink: Any,
         call = _Call(method, path, port, sink, hub, context, "server_stream")
         async with _Answering(call):
             request = call.request_of(data)
-            async for reply in _replies(call, method.choose(request), request):
-                call.sent += 1
-                call.active.sent = call.sent
-                yield reply
+            if not await _chaos_stage(call):
+                async for reply in _replies(call, method.choose(request), request):
+                    call.sent += 1
+                    call.active.sent = call.sent
+                    yield reply
         await call.abort(context)
 
     return server_stream
@@ -387,6 +434,8 @@ def _client_stream(method: CompiledMethod, port: int, sink: Any,
         call.logged_messages = []
         reply = None
         async with _Answering(call):
+            if await _chaos_stage(call):
+                return b""
             documents = []
             async for data in requests:
                 documents.append(call.request_of(data).json)
@@ -408,6 +457,8 @@ def _bidi(method: CompiledMethod, port: int, sink: Any, hub: GrpcHub) -> Callabl
         call = _Call(method, path, port, sink, hub, context, "bidi")
         call.logged_messages = []
         async with _Answering(call):
+            if await _chaos_stage(call):
+                return
             async for data in requests:
                 request = call.request_of(data)
                 async for reply in _replies(call, method.choose(request), request):
