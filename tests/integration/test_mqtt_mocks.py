@@ -1,7 +1,7 @@
 """MQTT mocks served to real clients (paho-mqtt, MQTT 3.1.1): scheduled messages, onPublish
 answers with payload/topic/wildcard templates, simulated devices, QoS 1/2 delivery, retained
 messages, wildcard subscriptions, auth and ACL refusals, garbage bytes, tables written from
-publishes, and the request log (behavior notes §1, §10; SPEC "Mocks", "Templating").
+publishes, chaos on client publishes, and the request log (behavior notes §1, §10; SPEC "Mocks", "Templating").
 Debian's ``mosquitto_sub`` / ``mosquitto_pub`` (package ``mosquitto-clients``) are a second,
 independent client: without them that test skips, and fails under CI (``tests/thirdparty.py``).
 
@@ -336,6 +336,45 @@ def test_publishes_reach_the_request_log_and_tables(client, server):
         listed = items.get("data") if isinstance(items, dict) else items
         assert listed is not None, items
         assert any(item.get("deviceId") == "d1" for item in listed)
+
+
+def test_chaos_delays_a_publish_and_an_error_drops_it_and_disconnects_the_client(client,
+                                                                                 server):
+    """Chaos rules see a client publish as method ``PUBLISH`` on path = topic: latency
+    delays its delivery; an injected error drops the message and closes the publisher's
+    connection (MQTT 3.1.1 has no error answer to a PUBLISH), logged with error ``chaos``."""
+    listener = client("chaos-listener")
+    listener.subscribe("chaos/#", 1)
+    pub = client("chaos-pub")
+    dropped: queue.Queue = queue.Queue()
+    pub.c.on_disconnect = lambda cl, ud, flags, rc, props: dropped.put(rc)
+    rules = {"enabled": True, "rules": [
+        {"pathPattern": "^chaos/slow$", "methods": ["PUBLISH"],
+         "faults": [{"type": "latency", "min": "400ms", "max": "400ms"}]},
+        {"pathPattern": "^chaos/drop$", "faults": [{"type": "error", "statusCodes": [503]}]}]}
+    with server.admin_client() as admin:
+        try:
+            assert admin.put("/chaos", json=rules).status_code == 200
+            started = time.monotonic()
+            pub.c.publish("chaos/slow", b"late", qos=1)
+            assert listener.next("chaos/")[1] == b"late"
+            assert time.monotonic() - started >= 0.3
+            pub.c.publish("chaos/fast", b"now", qos=1)
+            assert listener.next("chaos/")[1] == b"now"
+            pub.c.publish("chaos/drop", b"lost", qos=0)
+            assert dropped.get(timeout=TIMEOUT) is not None
+            with pytest.raises(queue.Empty):
+                listener.queue.get(timeout=0.5)
+            entries = admin.get("/requests", params={"protocol": "mqtt",
+                                                     "mqttTopic": "chaos/drop"}).json()
+            rows = entries.get("requests") or entries.get("entries") or []
+            assert rows and rows[0]["error"] == "chaos"
+            assert rows[0]["mqttClientId"] == "chaos-pub"
+        finally:
+            assert admin.put("/chaos", json={"enabled": False}).status_code == 200
+    again = client("chaos-after")
+    again.c.publish("chaos/drop", b"kept", qos=1).wait_for_publish(TIMEOUT)
+    assert listener.next("chaos/")[1] == b"kept"
 
 
 def mqtt_metrics(admin) -> tuple[float, float]:

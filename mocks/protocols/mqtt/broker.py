@@ -11,7 +11,9 @@ from the mock's ``auth`` block and connection tracking. The per-message work run
 message): the ACL check on publish, subscribe and delivery (a plain True when auth is off),
 and, for each client publish that passed it, :meth:`MqttPortService.client_published`: the
 request log entry (method ``mqtt``, path = topic), the recording, and the ``onPublish``
-answer, which alone gets a task of its own.
+answer, which alone gets a task of its own. While chaos is on, a client publish first goes
+through it (:meth:`MqttPortService.chaos_admits`: latency delays it; an error or reset drops
+it and disconnects the client).
 
 Hardening: a packet whose remaining length exceeds :data:`MAX_PACKET_BYTES` closes the
 connection; a client that does not complete CONNECT within :data:`CONNECT_TIMEOUT_SECONDS`
@@ -42,6 +44,7 @@ from amqtt.errors import AMQTTError
 from amqtt.events import BrokerEvents
 from amqtt.plugins.base import BaseAuthPlugin
 
+from chaos.injector import before_call
 from mocks.core.recordings import RecordingStore
 from mocks.core.templating import TemplateState
 from mocks.protocols.mqtt.topics import (capture_params, match, message_request, render)
@@ -240,6 +243,10 @@ class _MockBroker(Broker):
         if not self.service.permits(client_session, topic, Action.PUBLISH):
             logger.info("%s not allowed to publish to topic %s", client_id, topic)
             return True
+        chaos_of = self.service.chaos_of
+        if chaos_of is not None and chaos_of() is not None and \
+                not await self.service.chaos_admits(client_id, topic, message):
+            return False  # the message is dropped and the client's connection closed
         data = message.data
         await self._broadcast_message(client_session, topic, data)
         packet = message.publish_packet
@@ -287,6 +294,8 @@ class MqttPortService:
         self.shared = shared
         self.hub = hub_of(shared)
         self.sink = shared.get("serve_event") if shared is not None else None
+        #: ``shared["chaos"]``: returns the live chaos injector, None while chaos is off.
+        self.chaos_of = shared.get("chaos") if shared is not None else None
         self.state: TemplateState = ((shared or {}).get("template_state") or TemplateState())
         self.tables = tables
         self.table = table
@@ -455,6 +464,23 @@ class MqttPortService:
         wanted = "write" if action == Action.PUBLISH else "read"
         return any(access in (wanted, "readwrite") and match(pattern, topic) is not None
                    for pattern, access in acl)
+
+    async def chaos_admits(self, client_id: str, topic: str, message: Any) -> bool:
+        """Chaos for a client's publish (behavior notes §11, the rules seeing it as method
+        ``PUBLISH`` on path = topic): waits the injected latency before the message is
+        delivered; False for an injected error or reset, the message then being dropped
+        and the client disconnected (MQTT 3.1.1 has no error answer to a PUBLISH), with a
+        request-log entry of error ``chaos``. An injected empty response passes."""
+        chaos_of = self.chaos_of
+        decision = await before_call(chaos_of() if chaos_of is not None else None,
+                                     "PUBLISH", topic)
+        if decision is None or (not decision.reset and (decision.status or 500) < 400):
+            return True
+        packet = message.publish_packet
+        self._log(message_request(topic, bytes(message.data or b""), client_id), time.time(),
+                  None, client_id, topic, message.qos or 0,
+                  bool(packet is not None and packet.retain_flag), None, "chaos")
+        return False
 
     def client_published(self, client_id: str, topic: str, payload: bytes, qos: int,
                          retain: bool) -> None:
