@@ -206,6 +206,11 @@ def test_every_distinct_soap_action_is_read_after_the_memo_is_full():
         assert answer.status_code == 500
         assert f"SOAPAction 'urn:x{number}#Nothing' names no operation" in answer.text
     assert len(envelopes._ACTIONS) <= envelopes.MAX_CACHED_ACTIONS
+    envelopes._ACTIONS.clear()
+    long_action = "urn:" + "x" * 4000 + "#Ping"
+    assert "names no operation" in post(engine, envelope("<Ping/>"),
+                                        SOAPAction=long_action).text
+    assert envelopes._ACTIONS == {}  # too long to keep
     assert "<Pong/>" in post(engine, envelope("<Ping/>"), SOAPAction='"urn:y#Ping"').text
     soap12 = post(engine, envelope("<Ping/>").replace(SOAP11, "http://www.w3.org/2003/05/soap-envelope"), **{
         "Content-Type": 'application/soap+xml; charset=utf-8; action="urn:y#Ping"'})

@@ -71,7 +71,8 @@ def request_action_and_version(request: MockRequest) -> tuple[str, str]:
     else the ``SOAPAction`` header; quotes and spaces removed; ``""`` when none. The version
     guess (used before the envelope is read): ``1.2`` when the content type is
     ``application/soap+xml``, else ``1.1``. Results are memoised by the two header values
-    (at most :data:`MAX_CACHED_ACTIONS` pairs): a client sends the same few again and again.
+    (at most :data:`MAX_CACHED_ACTIONS` pairs of at most :data:`MAX_CACHED_HEADER_CHARS`
+    characters): a client sends the same few again and again.
     """
     content_type = action_header = None
     if "headers" in request.__dict__ or "header_pairs" in request.__dict__:
@@ -88,13 +89,16 @@ def request_action_and_version(request: MockRequest) -> tuple[str, str]:
     known = _ACTIONS.get(key)
     if known is None:
         known = _action_and_version(content_type or "", action_header)
-        if len(_ACTIONS) < MAX_CACHED_ACTIONS:
+        if len(_ACTIONS) < MAX_CACHED_ACTIONS and \
+                len(content_type or "") + len(action_header or "") <= MAX_CACHED_HEADER_CHARS:
             _ACTIONS[key] = known
     return known
 
 
-#: Largest number of ``(content type, SOAPAction)`` pairs memoised.
+#: Largest number of ``(content type, SOAPAction)`` pairs memoised, and the longest pair
+#: (characters of both values) kept: the memo holds at most about 128 KiB.
 MAX_CACHED_ACTIONS = 256
+MAX_CACHED_HEADER_CHARS = 512
 _ACTIONS: dict[tuple[str | None, str | None], tuple[str, str]] = {}
 
 
