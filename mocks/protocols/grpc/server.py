@@ -397,7 +397,7 @@ def _unary(method: CompiledMethod, port: int, sink: Any, hub: GrpcHub) -> Callab
         async with _Answering(call):
             request = call.request_of(data)
             if await _chaos_stage(call):
-                reply = b""
+                reply, call.sent = b"", 1
             else:
                 async for reply in _replies(call, method.choose(request), request):
                     call.sent = 1
