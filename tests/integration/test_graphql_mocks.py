@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,80 +24,7 @@ pytestmark = pytest.mark.integration
 
 #: A shop and social schema: 30 named types of every kind (scalars, custom scalars, enums,
 #: objects, interfaces, unions, inputs, lists, non-null).
-SDL = """
-scalar DateTime
-scalar JSON
-scalar URL
-
-enum Role { ADMIN EDITOR VIEWER }
-enum OrderStatus { PENDING PAID SHIPPED CANCELLED }
-enum Currency { USD EUR GBP }
-
-interface Node { id: ID! }
-interface Timestamped { createdAt: DateTime! updatedAt: DateTime }
-
-type Money { amount: Float! currency: Currency! }
-type GeoPoint { latitude: Float! longitude: Float! }
-type Address { street: String city: String zip: String country: String location: GeoPoint }
-type Profile { bio: String avatar: URL website: URL birthYear: Int }
-type User implements Node & Timestamped {
-  id: ID! name: String! email: String! username: String age: Int active: Boolean!
-  role: Role! createdAt: DateTime! updatedAt: DateTime
-  profile: Profile address: Address tags: [String!]! friends: [User!]
-  orders: [Order!]! metadata: JSON
-}
-type Category implements Node { id: ID! name: String! slug: String parent: Category }
-type Product implements Node & Timestamped {
-  id: ID! name: String! description: String price: Money! rating: Float stock: Int!
-  categories: [Category!]! createdAt: DateTime! updatedAt: DateTime imageUrl: URL
-}
-type LineItem { product: Product! quantity: Int! total: Money! }
-type Order implements Node & Timestamped {
-  id: ID! status: OrderStatus! items: [LineItem!]! total: Money! customer: User!
-  createdAt: DateTime! updatedAt: DateTime shippingAddress: Address
-}
-type Comment implements Node { id: ID! body: String! author: User! }
-type Review implements Node { id: ID! rating: Int! text: String product: Product! }
-union SearchResult = User | Product | Order
-union Activity = Comment | Review
-type PageInfo { hasNextPage: Boolean! endCursor: String }
-type UserEdge { node: User! cursor: String! }
-type UserConnection { edges: [UserEdge!]! pageInfo: PageInfo! totalCount: Int! }
-type Stats { users: Int! orders: Int! revenue: Money! }
-type Message { id: ID! text: String! from: String! }
-
-input UserInput { name: String! email: String! role: Role = VIEWER }
-input UserFilter { role: Role active: Boolean }
-input ItemInput { name: String! price: Float }
-
-type Item { id: ID name: String price: Float }
-
-type Query {
-  me: User!
-  user(id: ID!): User
-  users(filter: UserFilter, first: Int): UserConnection!
-  node(id: ID!): Node
-  search(term: String!): [SearchResult!]!
-  activity: [Activity!]!
-  products(category: String): [Product!]!
-  order(id: ID!): Order
-  stats: Stats!
-  greeting(name: String, lang: String): String!
-  slow: String
-  failing: String
-  items(name: String): [Item!]!
-  item(id: ID!): Item
-}
-
-type Mutation {
-  createUser(input: UserInput!): User!
-  createItem(input: ItemInput!): Item!
-  deleteItem(id: ID!): Boolean!
-  renameItem(id: ID!, name: String!): Item
-}
-
-type Subscription { messageAdded(room: String): Message! counter: Int! userJoined: User! }
-"""
+SDL = (Path(__file__).resolve().parents[1] / "fixtures" / "graphql" / "shop.graphql").read_text()
 
 MOCKS = [
     {"id": "shop", "type": "graphql", "graphql": {

@@ -28,7 +28,7 @@ import asyncio
 import random
 import re
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dataclass_field
 from typing import Any, Callable
 
 from graphql import (DocumentNode, ExecutionResult, GraphQLError, GraphQLList, GraphQLNonNull,
@@ -43,6 +43,7 @@ from mocks.core.templating import (RenderContext, TemplateError, TemplateState,
                                    ValueTemplate, compile_template, compile_value)
 from mocks.protocols.graphql.config import GraphQLMock, Resolver, ResolverVariant
 from mocks.protocols.graphql.fake import fake_value
+from mocks.protocols.graphql.fastpath import Fallback, plan_query
 
 #: Distinct query texts kept parsed and validated per mock.
 DOCUMENT_CACHE_SIZE = 512
@@ -70,11 +71,14 @@ class PreparedDocument:
         document: the parsed document (None when it does not parse).
         errors: parse or validation errors (empty: the document is valid for the schema).
         operations: ``{operation name or None: operation}`` of a valid document.
+        plans: ``{operation name or None: QueryPlan or None}``, filled by
+            :meth:`GraphQLExecutor.execute` on first use (None: graphql-core runs it).
     """
 
     document: DocumentNode | None
     errors: tuple[GraphQLError, ...]
     operations: dict[str | None, OperationDefinitionNode]
+    plans: dict[str | None, Any] = dataclass_field(default_factory=dict)
 
     def operation(self, name: str | None) -> OperationDefinitionNode | str:
         """The operation to run, or the message of why none can be chosen."""
@@ -456,6 +460,17 @@ class GraphQLExecutor:
                 self._add(key, current)
             current.table = table
 
+    def field_allowed(self, type_name: str, field_name: str) -> bool:
+        """Whether a :class:`~mocks.protocols.graphql.fastpath.QueryPlan` may resolve this
+        field: False when its resolver waits (``delay``) or writes to a table."""
+        resolver = self.resolvers.get(type_name, {}).get(field_name)
+        if resolver is None:
+            return True
+        answers = (*resolver.variants, resolver.own) if resolver.own else resolver.variants
+        if any(answer.delay_seconds for answer in answers):
+            return False
+        return resolver.table is None or resolver.table.action in ("get", "list")
+
     def _add(self, key: str, resolver: CompiledResolver) -> None:
         type_name, _, field_name = key.partition(".")
         self.resolvers.setdefault(type_name, {})[field_name] = resolver
@@ -535,9 +550,28 @@ class GraphQLExecutor:
 
     def execute(self, document: DocumentNode, operation_name: str | None,
                 variables: dict[str, Any] | None, run: RunContext,
-                root_value: Any = None) -> Any:
+                root_value: Any = None, prepared: PreparedDocument | None = None) -> Any:
         """Run one operation of a valid ``document``: an :class:`ExecutionResult`, or an
-        awaitable of one when a resolver waits (``delay``)."""
+        awaitable of one when a resolver waits (``delay``).
+
+        With ``prepared`` (the document's :class:`PreparedDocument`) and no ``root_value``,
+        a query of the common shape runs on its :class:`~mocks.protocols.graphql.fastpath.
+        QueryPlan` (made once per operation), graphql-core running whatever the plan does
+        not answer exactly (:class:`~mocks.protocols.graphql.fastpath.Fallback`)."""
+        if prepared is not None and root_value is None:
+            plans = prepared.plans
+            if operation_name in plans:
+                plan = plans[operation_name]
+            else:
+                operation = prepared.operation(operation_name)
+                plan = plans[operation_name] = plan_query(
+                    self.schema, operation, self.field_allowed) \
+                    if not isinstance(operation, str) else None
+            if plan is not None:
+                try:
+                    return plan.run(self.resolve_field, run, variables)
+                except Fallback:
+                    pass
         return execute(self.schema, document, root_value=root_value, context_value=run,
                        variable_values=variables, operation_name=operation_name,
                        field_resolver=self.resolve_field, type_resolver=self.resolve_type,

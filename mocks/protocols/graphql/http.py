@@ -180,7 +180,7 @@ class GraphQLHttpAction:
         run = RunContext(request, resolve_seed(request, None), state)
         try:
             result = await run_to_result(executor.execute(prepared.document, name, variables,
-                                                          run))
+                                                          run, prepared=prepared))
         except GraphQLError as error:
             detail["graphql"]["errors"] = 1
             return 400, {"errors": [error.formatted]}, detail

@@ -395,7 +395,7 @@ class _Connection:
                          self.endpoint.template_state)
         if chosen.operation is not OperationType.SUBSCRIPTION:
             result = await run_to_result(executor.execute(prepared.document, operation.name,
-                                                          variables, run))
+                                                          variables, run, prepared=prepared))
             if result.data is None and result.errors:
                 self._error(operation.id, [error.formatted for error in result.errors])
                 return True
