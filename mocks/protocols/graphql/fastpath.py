@@ -33,14 +33,20 @@ fields in selection order, ``__typename``, value completion). Django-free.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import isfinite
 from typing import Any, Callable
 
-from graphql import (ExecutionResult, FieldNode, GraphQLEnumType, GraphQLList, GraphQLNonNull,
-                     GraphQLObjectType, GraphQLScalarType, GraphQLSchema, OperationDefinitionNode,
+import orjson
+from graphql import (ExecutionResult, FieldNode, GraphQLBoolean, GraphQLEnumType, GraphQLFloat,
+                     GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType,
+                     GraphQLScalarType, GraphQLSchema, GraphQLString, OperationDefinitionNode,
                      OperationType)
 from graphql.execution.values import get_argument_values, get_variable_values
 from graphql.pyutils import Path, Undefined, is_awaitable
 
+#: Distinct variable sets kept coerced per plan, and the longest (JSON bytes) kept.
+MAX_COERCED_VARIABLES = 64
+MAX_COERCED_VARIABLES_BYTES = 4096
 #: Values resolvers return that are never awaitable.
 _PLAIN_TYPES = frozenset((dict, list, str, int, float, bool, type(None)))
 
@@ -81,7 +87,8 @@ class QueryPlan:
     """The plan of one query operation (see the module docstring); build it with
     :func:`plan_query`."""
 
-    __slots__ = ("schema", "operation", "root", "fields", "variables_needed")
+    __slots__ = ("schema", "operation", "root", "fields", "variables_needed", "coerced",
+                 "enum_names")
 
     def __init__(self, schema: GraphQLSchema, operation: OperationDefinitionNode,
                  root: GraphQLObjectType, fields: tuple[_Field, ...]):
@@ -90,6 +97,10 @@ class QueryPlan:
         self.root = root
         self.fields = fields
         self.variables_needed = bool(operation.variable_definitions)
+        #: variables JSON (sorted keys) -> coerced values, for repeated variables.
+        self.coerced: dict[bytes, Any] = {}
+        #: enum type -> {internal value: name} (see :meth:`_Runner.leaf`).
+        self.enum_names: dict[Any, dict[Any, str]] = {}
 
     def run(self, resolve: Callable[..., Any], context: Any,
             variables: dict[str, Any] | None) -> ExecutionResult:
@@ -98,12 +109,18 @@ class QueryPlan:
         :class:`Fallback` (see the module docstring)."""
         coerced = None
         if self.variables_needed or variables:
-            values = get_variable_values(self.schema, self.operation.variable_definitions or (),
-                                         variables or {})
-            if isinstance(values, list):
-                raise Fallback  # graphql-core reports the variable errors
-            coerced = values
-        runner = _Runner(resolve, context, coerced, self.schema)
+            key = orjson.dumps(variables, option=orjson.OPT_SORT_KEYS) if variables else b""
+            coerced = self.coerced.get(key)
+            if coerced is None:
+                coerced = get_variable_values(self.schema,
+                                              self.operation.variable_definitions or (),
+                                              variables or {})
+                if isinstance(coerced, list):
+                    raise Fallback  # graphql-core reports the variable errors
+                if len(self.coerced) < MAX_COERCED_VARIABLES and \
+                        len(key) <= MAX_COERCED_VARIABLES_BYTES:
+                    self.coerced[key] = coerced
+        runner = _Runner(resolve, context, coerced, self.schema, self.enum_names)
         return ExecutionResult(runner.fields(self.root, None, self.fields, None), None)
 
 
@@ -113,6 +130,7 @@ class _Runner:
     context: Any
     variables: Any
     schema: GraphQLSchema
+    enum_names: dict[Any, dict[Any, str]]
 
     def fields(self, parent_type: GraphQLObjectType, parent: Any, fields: tuple[_Field, ...],
                path: Path | None) -> dict[str, Any]:
@@ -162,6 +180,37 @@ class _Runner:
                     for index, item in enumerate(value)]
         if kind is GraphQLObjectType:
             return self.fields(return_type, value, field.selections or (), path)
+        return self.leaf(return_type, value)
+
+    def leaf(self, return_type: Any, value: Any) -> Any:
+        """``return_type.serialize(value)`` (graphql-core's rules), with the common cases
+        answered without the call: a ``str`` for ``String`` and ``ID``, an ``int`` for
+        ``ID`` (its text) and a 32-bit ``Int``, a finite ``float`` for ``Float``, a ``bool``
+        for ``Boolean``, an enum's internal value (its name)."""
+        cls = value.__class__
+        if return_type is GraphQLString or return_type is GraphQLID:
+            if cls is str:
+                return value
+            if cls is int and return_type is GraphQLID:
+                return str(value)
+        elif return_type is GraphQLInt:
+            if cls is int and -2147483648 <= value <= 2147483647:
+                return value
+        elif return_type is GraphQLFloat:
+            if cls is float and isfinite(value):
+                return value
+        elif return_type is GraphQLBoolean:
+            if cls is bool:
+                return value
+        elif return_type.__class__ is GraphQLEnumType and cls is str:
+            names = self.enum_names.get(return_type)
+            if names is None:
+                names = self.enum_names[return_type] = {
+                    enum_value.value: name for name, enum_value in return_type.values.items()
+                    if enum_value.value.__class__ is str}
+            name = names.get(value)
+            if name is not None:
+                return name
         try:
             serialized = return_type.serialize(value)
         except Exception:  # noqa: BLE001 - graphql-core reports it
