@@ -172,7 +172,8 @@ def test_plan_covers_plain_queries_only(shop, text, expected):
     document = parse(text)
     operation = next(definition for definition in document.definitions
                      if definition.__class__.__name__ == "OperationDefinitionNode")
-    assert (plan_query(shop.schema, operation, shop.field_allowed) is not None) is expected
+    assert (plan_query(shop.schema, operation, shop.field_allowed,
+                       shop.has_resolver) is not None) is expected
 
 
 def test_fallback_keeps_graphql_core_errors_and_null_propagation(shop):

@@ -471,6 +471,11 @@ class GraphQLExecutor:
             return False
         return resolver.table is None or resolver.table.action in ("get", "list")
 
+    def has_resolver(self, type_name: str, field_name: str) -> bool:
+        """Whether ``Type.field`` has a resolver (else :meth:`resolve_field` answers the
+        parent object's entry of that name, or a fake value)."""
+        return field_name in self.resolvers.get(type_name, {})
+
     def _add(self, key: str, resolver: CompiledResolver) -> None:
         type_name, _, field_name = key.partition(".")
         self.resolvers.setdefault(type_name, {})[field_name] = resolver
@@ -565,7 +570,7 @@ class GraphQLExecutor:
             else:
                 operation = prepared.operation(operation_name)
                 plan = plans[operation_name] = plan_query(
-                    self.schema, operation, self.field_allowed) \
+                    self.schema, operation, self.field_allowed, self.has_resolver) \
                     if not isinstance(operation, str) else None
             if plan is not None:
                 try:

@@ -47,6 +47,7 @@ from graphql.pyutils import Path, Undefined, is_awaitable
 #: Distinct variable sets kept coerced per plan, and the longest (JSON bytes) kept.
 MAX_COERCED_VARIABLES = 64
 MAX_COERCED_VARIABLES_BYTES = 4096
+_MISSING: Any = object()
 #: Values resolvers return that are never awaitable.
 _PLAIN_TYPES = frozenset((dict, list, str, int, float, bool, type(None)))
 
@@ -72,8 +73,9 @@ class FieldInfo:
 @dataclass(slots=True)
 class _Field:
     """One selected field: response key, name, its node (as ``field_nodes``), definition
-    (None for ``__typename``), constant arguments (None: coerced per request) and the plan
-    of its selections (object types)."""
+    (None for ``__typename``), constant arguments (None: coerced per request), the plan of
+    its selections (object types), and ``direct``: it has no resolver, so its value is the
+    parent object's entry of the same name when there is one (the executor's default)."""
 
     key: str
     name: str
@@ -81,6 +83,7 @@ class _Field:
     definition: Any
     args: dict[str, Any] | None
     selections: tuple[_Field, ...] | None
+    direct: bool = False
 
 
 class QueryPlan:
@@ -141,6 +144,12 @@ class _Runner:
                 out[field.key] = type_name
                 continue
             field_path = Path(path, field.key, type_name)
+            if field.direct and parent.__class__ is dict:
+                value = parent.get(field.name, _MISSING)
+                if value is not _MISSING:
+                    out[field.key] = self.complete(field.definition.type, value, field,
+                                                   field_path)
+                    continue
             args = field.args
             if args is None:
                 try:
@@ -221,21 +230,27 @@ class _Runner:
 
 
 def plan_query(schema: GraphQLSchema, operation: OperationDefinitionNode,
-               field_allowed: Callable[[str, str], bool]) -> QueryPlan | None:
+               field_allowed: Callable[[str, str], bool],
+               has_resolver: Callable[[str, str], bool] = lambda kind, name: True
+               ) -> QueryPlan | None:
     """The plan of ``operation``, or None when it is not a query the plan answers exactly
     (see the module docstring). ``field_allowed(type name, field name)`` is False for a
-    field whose resolver waits or writes to a table."""
+    field whose resolver waits or writes to a table; ``has_resolver(type name, field name)``
+    is False for a field the resolver answers with the parent object's entry of that name
+    when the parent is a dict holding it (that value is then read without a call)."""
     if operation.operation is not OperationType.QUERY or operation.directives:
         return None
     root = schema.query_type
     if root is None:
         return None
-    fields = _plan_fields(schema, root, operation.selection_set, field_allowed, 0)
+    fields = _plan_fields(schema, root, operation.selection_set, field_allowed, has_resolver,
+                          0)
     return QueryPlan(schema, operation, root, fields) if fields is not None else None
 
 
 def _plan_fields(schema: GraphQLSchema, parent: GraphQLObjectType, selection_set: Any,
                  field_allowed: Callable[[str, str], bool],
+                 has_resolver: Callable[[str, str], bool],
                  depth: int) -> tuple[_Field, ...] | None:
     if selection_set is None or depth > 64:
         return None
@@ -265,7 +280,7 @@ def _plan_fields(schema: GraphQLSchema, parent: GraphQLObjectType, selection_set
         selections = None
         if named.__class__ is GraphQLObjectType:
             selections = _plan_fields(schema, named, selection.selection_set, field_allowed,
-                                      depth + 1)
+                                      has_resolver, depth + 1)
             if selections is None:
                 return None
         elif named.__class__ not in (GraphQLScalarType, GraphQLEnumType) or \
@@ -276,5 +291,6 @@ def _plan_fields(schema: GraphQLSchema, parent: GraphQLObjectType, selection_set
         args = None
         if not selection.arguments and not definition.args:
             args = {}
-        planned.append(_Field(key, name, (selection,), definition, args, selections))
+        planned.append(_Field(key, name, (selection,), definition, args, selections,
+                              not has_resolver(parent.name, name)))
     return tuple(planned)
