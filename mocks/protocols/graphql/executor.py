@@ -555,9 +555,11 @@ class GraphQLExecutor:
 
     def execute(self, document: DocumentNode, operation_name: str | None,
                 variables: dict[str, Any] | None, run: RunContext,
-                root_value: Any = None, prepared: PreparedDocument | None = None) -> Any:
+                root_value: Any = None, prepared: PreparedDocument | None = None,
+                variables_key: bytes | None = None) -> Any:
         """Run one operation of a valid ``document``: an :class:`ExecutionResult`, or an
-        awaitable of one when a resolver waits (``delay``).
+        awaitable of one when a resolver waits (``delay``). ``variables_key``: the
+        variables as JSON with sorted keys, when the caller has it.
 
         With ``prepared`` (the document's :class:`PreparedDocument`) and no ``root_value``,
         a query of the common shape runs on its :class:`~mocks.protocols.graphql.fastpath.
@@ -574,7 +576,7 @@ class GraphQLExecutor:
                     if not isinstance(operation, str) else None
             if plan is not None:
                 try:
-                    return plan.run(self.resolve_field, run, variables)
+                    return plan.run(self.resolve_field, run, variables, variables_key)
                 except Fallback:
                     pass
         return execute(self.schema, document, root_value=root_value, context_value=run,

@@ -100,21 +100,26 @@ class QueryPlan:
         self.root = root
         self.fields = fields
         self.variables_needed = bool(operation.variable_definitions)
-        #: variables JSON (sorted keys) -> coerced values, for repeated variables.
-        self.coerced: dict[bytes, Any] = {}
+        #: variables JSON (sorted keys) -> (coerced values, {id(field): its arguments}),
+        #: for repeated variables.
+        self.coerced: dict[bytes, tuple[Any, dict[int, dict[str, Any]]]] = {}
         #: enum type -> {internal value: name} (see :meth:`_Runner.leaf`).
         self.enum_names: dict[Any, dict[Any, str]] = {}
 
     def run(self, resolve: Callable[..., Any], context: Any,
-            variables: dict[str, Any] | None) -> ExecutionResult:
+            variables: dict[str, Any] | None,
+            variables_key: bytes | None = None) -> ExecutionResult:
         """``ExecutionResult(data)`` of the operation, every field resolved by ``resolve``
-        (``resolve(parent, info, **args)``) and completed as graphql-core does. Raises
-        :class:`Fallback` (see the module docstring)."""
+        (``resolve(parent, info, **args)``) and completed as graphql-core does.
+        ``variables_key``: ``variables`` as JSON with sorted keys, when the caller has it.
+        Raises :class:`Fallback` (see the module docstring)."""
         coerced = None
+        arguments: dict[int, dict[str, Any]] = {}
         if self.variables_needed or variables:
-            key = orjson.dumps(variables, option=orjson.OPT_SORT_KEYS) if variables else b""
-            coerced = self.coerced.get(key)
-            if coerced is None:
+            key = variables_key if variables_key is not None else orjson.dumps(
+                variables, option=orjson.OPT_SORT_KEYS) if variables else b"null"
+            known = self.coerced.get(key)
+            if known is None:
                 coerced = get_variable_values(self.schema,
                                               self.operation.variable_definitions or (),
                                               variables or {})
@@ -122,8 +127,10 @@ class QueryPlan:
                     raise Fallback  # graphql-core reports the variable errors
                 if len(self.coerced) < MAX_COERCED_VARIABLES and \
                         len(key) <= MAX_COERCED_VARIABLES_BYTES:
-                    self.coerced[key] = coerced
-        runner = _Runner(resolve, context, coerced, self.schema, self.enum_names)
+                    self.coerced[key] = (coerced, arguments)
+            else:
+                coerced, arguments = known
+        runner = _Runner(resolve, context, coerced, self.schema, self.enum_names, arguments)
         return ExecutionResult(runner.fields(self.root, None, self.fields, None), None)
 
 
@@ -134,6 +141,8 @@ class _Runner:
     variables: Any
     schema: GraphQLSchema
     enum_names: dict[Any, dict[Any, str]]
+    #: id(field) -> its coerced arguments under these variables (filled as they are met).
+    arguments: dict[int, dict[str, Any]]
 
     def fields(self, parent_type: GraphQLObjectType, parent: Any, fields: tuple[_Field, ...],
                path: Path | None) -> dict[str, Any]:
@@ -152,11 +161,14 @@ class _Runner:
                     continue
             args = field.args
             if args is None:
-                try:
-                    args = get_argument_values(field.definition, field.nodes[0],
-                                               self.variables)
-                except Exception:  # noqa: BLE001 - graphql-core reports it
-                    raise Fallback from None
+                args = self.arguments.get(id(field))
+                if args is None:
+                    try:
+                        args = get_argument_values(field.definition, field.nodes[0],
+                                                   self.variables)
+                    except Exception:  # noqa: BLE001 - graphql-core reports it
+                        raise Fallback from None
+                    self.arguments[id(field)] = args
             return_type = field.definition.type
             info = FieldInfo(field.name, field.nodes, return_type, parent_type, field_path,
                              self.context, self.schema)

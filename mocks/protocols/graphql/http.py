@@ -179,8 +179,9 @@ class GraphQLHttpAction:
                 return remembered[0], remembered[1], detail
         run = RunContext(request, resolve_seed(request, None), state)
         try:
-            result = await run_to_result(executor.execute(prepared.document, name, variables,
-                                                          run, prepared=prepared))
+            result = await run_to_result(executor.execute(
+                prepared.document, name, variables, run, prepared=prepared,
+                variables_key=memo_key[2] if memo_key is not None else None))
         except GraphQLError as error:
             detail["graphql"]["errors"] = 1
             return 400, {"errors": [error.formatted]}, detail
