@@ -15,8 +15,11 @@ resolve_field``) and the same value completion rules:
 
 A plan is built once per query text and operation (kept with the parsed document) or found
 not to apply (None). Running it: variables and arguments are coerced by graphql-core's own
-``get_variable_values`` / ``get_argument_values``, leaf values serialized by each type's own
-``serialize`` (so ``"42"`` for an ``Int`` gives 42, as graphql-core does). Anything the plan
+``get_variable_values`` / ``get_argument_values`` (once per distinct variable set, at most
+:data:`MAX_COERCED_VARIABLES` kept per plan); a field without a resolver whose parent is an
+object holding its name takes that value without a call (what the resolver would answer);
+leaf values are serialized by each type's own ``serialize`` (so ``"42"`` for an ``Int`` gives
+42, as graphql-core does), the common cases inline (:meth:`_Runner.leaf`). Anything the plan
 does not reproduce exactly raises :class:`Fallback`, and the caller runs graphql-core on the
 same request instead: a resolver error (errors, paths and null propagation are
 graphql-core's), a null for a non-null type, a value that does not serialize, a list that is
