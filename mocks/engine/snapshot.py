@@ -159,7 +159,8 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
     """
     base = Path(base_dir)
     shared = _Shared(base, tables, protocol_state, body_file_roots,
-                     compile_tables(table_configs(config)), collect_bindings(config, binding_member),
+                     compile_tables(table_configs(config)),
+                     collect_bindings(config, binding_member),
                      compile_operations(config.custom_operations), scenarios, shared_state)
     if (previous is not None and previous.base_dir == base
             and previous.body_file_roots == body_file_roots):
@@ -186,7 +187,8 @@ def patch_snapshot(config: ConfigFile, previous: Snapshot, base_dir: Path | str 
     if previous.base_dir != base or previous.body_file_roots != body_file_roots:
         return None
     shared = _Shared(base, tables, protocol_state, body_file_roots,
-                     compile_tables(table_configs(config)), collect_bindings(config, binding_member),
+                     compile_tables(table_configs(config)),
+                     collect_bindings(config, binding_member),
                      compile_operations(config.custom_operations), scenarios, shared_state)
     return _patch(config, previous, shared)
 
