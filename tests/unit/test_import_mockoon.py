@@ -1,6 +1,7 @@
 """Mockoon environment import (behavior notes §13 "mockoon")."""
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -134,3 +135,33 @@ def test_mockoon_sequential_and_random_routes_become_one_mock_with_responses(mod
     assert http["responses"][1]["delayMs"] == 5
     assert "queryParams" not in http["matcher"]  # rules do not apply in these modes
     assert result.warnings == []
+
+
+def test_file_bodies_are_read_beside_the_environment_and_confined_to_its_folder(tmp_path):
+    folder = tmp_path / "env"
+    (folder / "bodies").mkdir(parents=True)
+    (folder / "bodies" / "user.json").write_text('{"id": "{{urlParam \'id\'}}"}')
+    png = b"\x89PNG\r\n\x1a\n\x00\xff\x00"
+    (folder / "bodies" / "logo.png").write_bytes(png)
+    (tmp_path / "secret.txt").write_text("not for import")
+    responses = {"users/:id": "bodies/user.json", "logo": "bodies/logo.png",
+                 "escape": "../secret.txt", "absolute": str(tmp_path / "secret.txt"),
+                 "missing": "bodies/none.json", "templated": "bodies/{{urlParam 'id'}}.json"}
+    (folder / "env.json").write_text(environment(*[
+        route(endpoint, responses=[{"statusCode": 200, "bodyType": "FILE", "filePath": path}])
+        for endpoint, path in responses.items()]))
+    result = import_document(folder / "env.json")
+    by_path = {mock["http"]["matcher"]["path"]: mock["http"]["response"] for mock in result.mocks}
+    assert by_path["/users/{id}"]["body"] == '{"id": "{{request.pathParam.id}}"}'
+    assert base64.b64decode(by_path["/logo"]["bodyBase64"]) == png
+    assert by_path["/logo"]["headers"]["Content-Type"] == "image/png"
+    for endpoint in ("escape", "absolute", "missing", "templated"):
+        assert "body" not in by_path[f"/{endpoint}"] and "bodyBase64" not in by_path[f"/{endpoint}"]
+    warnings = "\n".join(result.warnings)
+    assert "'../secret.txt' leads outside the environment file's folder" in warnings
+    assert "not found beside the environment file" in warnings
+    assert "is templated; only a fixed path is read" in warnings
+    assert "not for import" not in json.dumps(result.mocks)
+    text_only = import_document(environment(route(responses=[
+        {"statusCode": 200, "bodyType": "FILE", "filePath": "bodies/user.json"}])))
+    assert "import the file itself, not its text" in "\n".join(text_only.warnings)

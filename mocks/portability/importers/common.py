@@ -7,6 +7,8 @@ Source: behavior notes §13 (per-format rules), §14 (validator limits: ``delayM
 """
 from __future__ import annotations
 
+import base64
+import mimetypes
 import re
 import secrets
 from typing import Any
@@ -223,3 +225,22 @@ def body_value(text: str, content_type: str) -> Any:
         except ValueError:
             return text
     return text
+
+
+def file_body(raw: bytes, file_name: str | None,
+              headers: dict[str, str]) -> tuple[Any, str | None]:
+    """``(body, bodyBase64)`` of a body file's bytes: UTF-8 text -> ``body`` (JSON text
+    with a JSON content type as its value); other bytes -> ``bodyBase64``, and a
+    ``Content-Type`` from the file extension (else ``application/octet-stream``) added to
+    ``headers`` when they give none."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        if not content_type_of(headers):
+            guessed = mimetypes.guess_type(file_name)[0] if file_name else None
+            headers["Content-Type"] = guessed or "application/octet-stream"
+        return None, base64.b64encode(raw).decode("ascii")
+    if file_name and not content_type_of(headers):
+        guessed = mimetypes.guess_type(file_name)[0]
+        return body_value(text, guessed), None
+    return body_value(text, content_type_of(headers)), None

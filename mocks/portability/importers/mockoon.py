@@ -22,7 +22,12 @@ Rules (behavior notes §13):
 * Handlebars helpers become mockd templates (``{{urlParam 'id'}}`` ->
   ``{{request.pathParam.id}}``, ``{{faker 'person.firstName'}}`` -> ``{{faker.firstName}}``;
   an unknown faker method -> ``{{faker.word}}``); any other helper stays literal text
-  (warning); ``disableTemplating`` keeps the whole body literal.
+  (warning); ``disableTemplating`` keeps the whole body literal;
+* a ``FILE`` body is read from ``filePath``, relative to the environment file's folder and
+  confined to it (a path leading elsewhere, a templated path, a missing file, a file over
+  :data:`MAX_FILE_BODY_BYTES`, or an environment given as text: a warning and no body):
+  UTF-8 text is templated like an inline body, other bytes become ``bodyBase64`` with a
+  ``Content-Type`` from the file extension when the response gives none.
 
 Source: behavior notes §13 ("mockoon"); SPEC "Import and export", "Templating".
 """
@@ -31,13 +36,16 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from pathlib import Path
 from typing import Any
 
-from mocks.portability.importers.common import (IdAllocator, clamp_delay, header_pairs, http_mock, literal_text,
-                     new_http_id, safe_id)
+from mocks.portability.importers.common import (IdAllocator, clamp_delay, file_body, header_pairs, http_mock,
+                                                literal_text, new_http_id, safe_id)
 from mocks.portability.importers.result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
 
 FORMAT = "mockoon"
+#: Largest ``FILE`` body read into the imported mock, in bytes.
+MAX_FILE_BODY_BYTES = 10 * 1024 * 1024
 
 #: Mockoon / faker.js method (``namespace.method``; old and new namespaces) -> mockd type.
 FAKER_METHODS: dict[str, str] = {
@@ -90,14 +98,16 @@ class MockoonImporter:
         document = probe.data(FORMAT)
         if not isinstance(document, dict) or not isinstance(document.get("routes"), list):
             raise ImportDocumentError(FORMAT, "routes", "expected a list of routes")
-        return MockoonConversion(document).run()
+        return MockoonConversion(document, probe.base_dir).run()
 
 
 class MockoonConversion:
     """One environment being converted."""
 
-    def __init__(self, document: dict[str, Any]):
+    def __init__(self, document: dict[str, Any], base_dir: Path | None = None):
         self.document = document
+        #: the folder of the environment file (``FILE`` bodies are read there), or None.
+        self.base_dir = base_dir
         self.result = ImportResult(format=FORMAT, name=document.get("name"))
         self.warnings = self.result.warnings
         self.ids = IdAllocator()
@@ -173,7 +183,7 @@ class MockoonConversion:
             literal = bool(response.get("disableTemplating"))
             headers = {name: (literal_text(value) if literal else self.template(value, here))
                        for name, value in headers.items()}
-            body = self._body(response, here, literal)
+            body, body_base64 = self._body(response, here, literal, headers)
             delay = clamp_delay((response.get("latency") or 0) + (self.global_latency or 0),
                                 self.warnings, f"{here}.latency")
             label = response.get("label") or route.get("documentation")
@@ -186,6 +196,8 @@ class MockoonConversion:
                 headers=headers or None, body=body, query_params=query or None,
                 match_headers=match_headers or None, delay_ms=delay,
                 priority=count - index, matcher_extra=extra or None, literal=False))
+            if body_base64 is not None:
+                mocks[-1]["http"]["response"]["bodyBase64"] = body_base64
         if mode in ("SEQUENTIAL", "RANDOM"):
             # One mock answering every response in turn (or at random); rules do not apply
             # in these modes.
@@ -199,25 +211,56 @@ class MockoonConversion:
             mocks = [first]
         self.result.mocks.extend(mocks)
 
-    def _body(self, response: dict[str, Any], location: str, literal: bool) -> Any:
+    def _body(self, response: dict[str, Any], location: str, literal: bool,
+              headers: dict[str, str]) -> tuple[Any, str | None]:
+        """``(body, bodyBase64)`` of a response (at most one is set)."""
         kind = response.get("bodyType") or "INLINE"
         if kind == "DATABUCKET":
             bucket = self.buckets.get(str(response.get("databucketID")))
             if bucket is None:
                 self.warnings.append(f"{location}: data bucket "
                                      f"{response.get('databucketID')!r} not found")
-                return None
+                return None, None
             text = str(bucket.get("value") or "")
         elif kind == "FILE":
-            self.warnings.append(f"{location}: file bodies ({response.get('filePath')!r}) are "
-                                 "not imported; the mock answers without a body")
-            return None
+            raw = self._file(str(response.get("filePath") or ""), f"{location}.filePath")
+            if raw is None:
+                return None, None
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return None, file_body(raw, str(response.get("filePath")), headers)[1]
         else:
             text = response.get("body")
             if text is None:
-                return None
+                return None, None
             text = str(text)
-        return literal_text(text) if literal else self.template(text, location)
+        return (literal_text(text) if literal else self.template(text, location)), None
+
+    def _file(self, file_path: str, location: str) -> bytes | None:
+        """The bytes of a ``FILE`` body (see the module docstring), or None with a
+        warning."""
+        problem = None
+        if not file_path:
+            problem = "no filePath"
+        elif "{{" in file_path:
+            problem = f"{file_path!r} is templated; only a fixed path is read"
+        elif self.base_dir is None:
+            problem = (f"{file_path!r} is read beside the environment file; import the file "
+                       "itself, not its text")
+        else:
+            folder = self.base_dir.resolve()
+            candidate = (folder / file_path).resolve()
+            if not candidate.is_relative_to(folder):
+                problem = f"{file_path!r} leads outside the environment file's folder"
+            elif not candidate.is_file():
+                problem = f"{file_path!r} not found beside the environment file"
+            elif candidate.stat().st_size > MAX_FILE_BODY_BYTES:
+                problem = f"{file_path!r} is over {MAX_FILE_BODY_BYTES} bytes"
+            else:
+                return candidate.read_bytes()
+        self.warnings.append(f"{location}: {problem}; the mock answers without a body")
+        return None
 
     def _rules(self, response: dict[str, Any],
                location: str) -> tuple[dict[str, str], dict[str, str], dict[str, Any]]:

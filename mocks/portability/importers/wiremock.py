@@ -45,14 +45,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import mimetypes
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import orjson
 
 from mocks.portability.importers.common import (IdAllocator, body_value, clamp_delay,
-                                                content_type_of, http_mock, new_http_id,
+                                                content_type_of, file_body, http_mock,
+                                                new_http_id,
                                                 response_headers, safe_id, scalar_text,
                                                 split_url)
 from mocks.portability.importers.result import (DocumentProbe, ImportDocumentError,
@@ -508,7 +508,7 @@ def _body(response: dict[str, Any], item: str, folder: Path | None, root: Path |
         except (binascii.Error, ValueError):
             raise ImportDocumentError(FORMAT, "response.base64Body",
                                       "not valid base64") from None
-        return _raw_body(raw, None, headers)
+        return file_body(raw, None, headers)
     if response.get("bodyFileName"):
         name = str(response["bodyFileName"])
         files = _files_folder(folder, root)
@@ -518,27 +518,10 @@ def _body(response: dict[str, Any], item: str, folder: Path | None, root: Path |
                 raise ImportDocumentError(FORMAT, "response.bodyFileName",
                                           f"{name!r} leads outside the __files folder")
             if candidate.is_file():
-                return _raw_body(candidate.read_bytes(), name, headers)
+                return file_body(candidate.read_bytes(), name, headers)
         warnings.append(f"{item}.response.bodyFileName: {name!r} not found in __files/ beside "
                         "or above the mappings; the mock answers without a body")
     return None, None
-
-
-def _raw_body(raw: bytes, file_name: str | None,
-              headers: dict[str, str]) -> tuple[Any, str | None]:
-    """UTF-8 text -> ``body``; other bytes -> ``bodyBase64`` plus a ``Content-Type`` from
-    the file extension (else ``application/octet-stream``) when the mapping gives none."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        if not content_type_of(headers):
-            guessed = mimetypes.guess_type(file_name)[0] if file_name else None
-            headers["Content-Type"] = guessed or "application/octet-stream"
-        return None, base64.b64encode(raw).decode("ascii")
-    if file_name and not content_type_of(headers):
-        guessed = mimetypes.guess_type(file_name)[0]
-        return body_value(text, guessed), None
-    return body_value(text, content_type_of(headers)), None
 
 
 def _files_folder(folder: Path | None, root: Path | None) -> Path | None:
