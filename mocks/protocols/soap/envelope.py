@@ -74,17 +74,8 @@ def request_action_and_version(request: MockRequest) -> tuple[str, str]:
     (at most :data:`MAX_CACHED_ACTIONS` pairs of at most :data:`MAX_CACHED_HEADER_CHARS`
     characters): a client sends the same few again and again.
     """
-    content_type = action_header = None
-    if "headers" in request.__dict__ or "header_pairs" in request.__dict__:
-        content_type = request.header("content-type")
-        action_header = request.header("soapaction")
-    else:  # one pass over the raw pairs (ASGI names arrive lower-case)
-        for name, value in request.raw_headers:
-            if name == b"content-type":
-                if content_type is None:
-                    content_type = value.decode("latin-1")
-            elif name == b"soapaction" and action_header is None:
-                action_header = value.decode("latin-1")
+    content_type = request.header("content-type", b"content-type")
+    action_header = request.header("soapaction", b"soapaction")
     key = (content_type, action_header)
     known = _ACTIONS.get(key)
     if known is None:
