@@ -196,27 +196,6 @@ def test_operation_without_soap_action_is_found_by_action_tail_or_body_element()
     assert "<Pong/>" in post(engine, envelope("<Ping/>")).text
 
 
-def test_every_distinct_soap_action_is_read_after_the_memo_is_full():
-    from mocks.protocols.soap import envelope as envelopes
-
-    engine = engine_with(soap_mock(operations={"Ping": {"soapAction": "urn:y#Ping",
-                                                        "response": "<Pong/>"}}))
-    for number in range(envelopes.MAX_CACHED_ACTIONS + 20):
-        answer = post(engine, envelope("<Ping/>"), SOAPAction=f'"urn:x{number}#Nothing"')
-        assert answer.status_code == 500
-        assert f"SOAPAction 'urn:x{number}#Nothing' names no operation" in answer.text
-    assert len(envelopes._ACTIONS) <= envelopes.MAX_CACHED_ACTIONS
-    envelopes._ACTIONS.clear()
-    long_action = "urn:" + "x" * 4000 + "#Ping"
-    assert "names no operation" in post(engine, envelope("<Ping/>"),
-                                        SOAPAction=long_action).text
-    assert envelopes._ACTIONS == {}  # too long to keep
-    assert "<Pong/>" in post(engine, envelope("<Ping/>"), SOAPAction='"urn:y#Ping"').text
-    soap12 = post(engine, envelope("<Ping/>").replace(SOAP11, "http://www.w3.org/2003/05/soap-envelope"), **{
-        "Content-Type": 'application/soap+xml; charset=utf-8; action="urn:y#Ping"'})
-    assert soap12.status_code == 200 and "<Pong/>" in soap12.text
-
-
 def test_stateful_list_fills_the_shape_and_a_missing_item_names_it():
     mock = soap_mock(operations={
         "ListUsers": {"statefulResource": "users", "statefulAction": "list",

@@ -70,30 +70,9 @@ def request_action_and_version(request: MockRequest) -> tuple[str, str]:
     The action the client names: the ``action`` parameter of the content type (SOAP 1.2),
     else the ``SOAPAction`` header; quotes and spaces removed; ``""`` when none. The version
     guess (used before the envelope is read): ``1.2`` when the content type is
-    ``application/soap+xml``, else ``1.1``. Results are memoised by the two header values
-    (at most :data:`MAX_CACHED_ACTIONS` pairs of at most :data:`MAX_CACHED_HEADER_CHARS`
-    characters): a client sends the same few again and again.
+    ``application/soap+xml``, else ``1.1``.
     """
-    content_type = request.header("content-type", b"content-type")
-    action_header = request.header("soapaction", b"soapaction")
-    key = (content_type, action_header)
-    known = _ACTIONS.get(key)
-    if known is None:
-        known = _action_and_version(content_type or "", action_header)
-        if len(_ACTIONS) < MAX_CACHED_ACTIONS and \
-                len(content_type or "") + len(action_header or "") <= MAX_CACHED_HEADER_CHARS:
-            _ACTIONS[key] = known
-    return known
-
-
-#: Largest number of ``(content type, SOAPAction)`` pairs memoised, and the longest pair
-#: (characters of both values) kept: the memo holds at most about 128 KiB.
-MAX_CACHED_ACTIONS = 256
-MAX_CACHED_HEADER_CHARS = 512
-_ACTIONS: dict[tuple[str | None, str | None], tuple[str, str]] = {}
-
-
-def _action_and_version(content_type: str, action_header: str | None) -> tuple[str, str]:
+    content_type = request.header("content-type", b"content-type") or ""
     lowered = content_type.lower()
     version = "1.2" if "application/soap+xml" in lowered else "1.1"
     if "action" in lowered:  # most content types carry only a charset: no parameter walk
@@ -101,7 +80,8 @@ def _action_and_version(content_type: str, action_header: str | None) -> tuple[s
             name, _, value = parameter.strip().partition("=")
             if name.strip().lower() == "action" and value.strip().strip('"'):
                 return value.strip().strip('"').strip(), version
-    return (action_header.strip().strip('"').strip() if action_header else ""), version
+    header = request.header("soapaction", b"soapaction")
+    return (header.strip().strip('"').strip() if header else ""), version
 
 
 def envelope(version: str, body: bytes) -> bytes:
