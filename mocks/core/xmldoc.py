@@ -121,11 +121,6 @@ def local_name(tag: Any) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
-def namespace_of(tag: Any) -> str:
-    """``{urn:x}GetUser`` -> ``urn:x``; ``""`` without a namespace."""
-    return tag[1:].split("}", 1)[0] if isinstance(tag, str) and tag.startswith("{") else ""
-
-
 def element_text(element: Any) -> str:
     """All text inside ``element`` (children included), stripped of surrounding space."""
     return "".join(element.itertext()).strip()
