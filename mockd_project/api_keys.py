@@ -13,6 +13,7 @@ from django.http import HttpRequest
 from ninja import Router
 
 from mockd_project import auth
+from mockd_project.paths import write_private_file
 from mockd_project.runtime import runtime
 from mocks.services import AdminError
 
@@ -46,8 +47,6 @@ def rotate_api_key(request: HttpRequest) -> dict[str, Any]:
     key = auth.generate_api_key()
     path = auth.api_key_path(runtime.data_dir or ".")
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(key + "\n")
+    write_private_file(path, key + "\n")
     runtime.api_key = key
     return {"key": key, "message": "API key rotated; the old key no longer works"}

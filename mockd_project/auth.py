@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+from mockd_project.paths import write_private_file
+
 #: File name of the key inside the data directory.
 API_KEY_FILE_NAME = "admin-api-key"
 
@@ -85,10 +87,7 @@ def load_or_create_api_key(data_dir: Path | str, *, announce: bool = True) -> st
         os.chmod(path.parent, 0o700)
     except OSError:
         pass  # a directory we do not own keeps its mode; the file itself is still 0600
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(key + "\n")
-    os.chmod(path, 0o600)
+    write_private_file(path, key + "\n")
     if announce:
         print(api_key_announcement(key, path, show=shows_secrets()), file=sys.stderr,
               flush=True)

@@ -23,7 +23,7 @@ import click
 
 from mockd_project.auth import api_key_path
 from mockd_project.cli_client import ClientError, running_server, shown_path
-from mockd_project.paths import default_data_dir
+from mockd_project.paths import default_data_dir, write_private_file
 
 #: User name of the superuser mockd creates on first start.
 DJANGO_ADMIN_USER = "admin"
@@ -73,13 +73,6 @@ def admin_key(data_dir: str | None) -> None:
     click.echo(key)
 
 
-def _write_private(path: Path, text: str) -> None:
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        os.fchmod(handle.fileno(), 0o600)
-        handle.write(text)
-
-
 def reset_django_admin_password(data_dir: Path) -> tuple[str, str]:
     """Give the Django admin's superuser of ``data_dir`` a new random password, in the
     database and in ``<data dir>/django-admin-password`` (0600); create the superuser
@@ -104,7 +97,7 @@ def reset_django_admin_password(data_dir: Path) -> tuple[str, str]:
     else:
         user.set_password(password)
         user.save(update_fields=["password"])
-    _write_private(folder / ADMIN_PASSWORD_FILE_NAME, password + "\n")
+    write_private_file(folder / ADMIN_PASSWORD_FILE_NAME, password + "\n")
     return user.get_username(), password
 
 

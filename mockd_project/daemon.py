@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mockd_project import __version__
-from mockd_project.paths import ensure_private_dir
+from mockd_project.paths import ensure_private_dir, write_private_file
 
 logger = logging.getLogger("mockd")
 
@@ -140,9 +140,9 @@ def write_pid_file(path: Path, *, host: str, ports: dict[str, int], config_file:
             ensure_mockd_home()
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        os.replace(temporary, path)
+        # A PID file may sit in a shared folder (--pid-file /tmp/...): no guessable
+        # temporary name, no symbolic link followed.
+        write_private_file(path, json.dumps(document, indent=2) + "\n", mode=0o644)
     except OSError as error:
         logger.warning("cannot write the PID file %s: %s", path, error)
 
@@ -359,10 +359,7 @@ def _password_announcement(password: str) -> str:
     from mockd_project.auth import shows_secrets
 
     path = Path(settings.DATA_DIR) / ADMIN_PASSWORD_FILE_NAME
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        os.fchmod(handle.fileno(), 0o600)
-        handle.write(password + "\n")
+    write_private_file(path, password + "\n")
     if shows_secrets():
         return (f"Django admin: user 'admin', one-time password {password} "
                 f"(change it at /admin/password_change/)")

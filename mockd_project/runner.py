@@ -40,7 +40,9 @@ from mocks.core.errors import ConfigError
 from mocks.loader import load_config_file
 from mocks.server_config import TlsSettings, tls_settings_from_file
 
-from mockd_project.paths import default_data_dir, ensure_private_dir
+from mockd_project.paths import (UnsafeDirectoryError, default_data_dir,
+                                 ensure_owned_private_dir, ensure_private_dir,
+                                 read_private_file, write_private_file)
 from mockd_project.runtime import runtime
 
 logger = logging.getLogger("mockd")
@@ -230,8 +232,10 @@ class EngineToken:
 
 def runtime_token_dir() -> Path:
     """Where a generated engine token lives when no data directory was named:
-    ``$XDG_RUNTIME_DIR/mockd``, else ``<temp dir>/mockd-<uid>`` (created 0700; not the data
-    directory, so ``mockd engine`` leaves no file behind)."""
+    ``$XDG_RUNTIME_DIR/mockd``, else ``<temp dir>/mockd-<uid>`` (not the data directory, so
+    ``mockd engine`` leaves no file behind). :func:`resolve_engine_token` creates it 0700 and
+    refuses it when it is not private to the current user (another user may have made
+    ``/tmp/mockd-<uid>`` first)."""
     runtime_dir = os.environ.get("XDG_RUNTIME_DIR", "").strip()
     if runtime_dir:
         return Path(runtime_dir) / "mockd"
@@ -248,8 +252,17 @@ def resolve_engine_token(options: RunOptions) -> EngineToken:
       :func:`runtime_token_dir`), which the runner deletes when the engine stops: an engine
       writes nothing to disk that outlives it (behavior notes §15).
 
-    Tokens are 43 URL-safe characters (256 bits); files 0600, directories created 0700.
-    Raises :class:`StartupFailure` (exit 1) when the file cannot be read or written.
+    Tokens are 43 URL-safe characters (256 bits). A token file is written 0600 under a new
+    name and renamed into place (:func:`mockd_project.paths.write_private_file`), and read
+    without following a symbolic link, so a link planted at its name cannot make the engine
+    overwrite or read another file. The runtime folder is created 0700 and must be a real
+    directory of the current user that no one else may open
+    (:func:`mockd_project.paths.ensure_owned_private_dir`).
+
+    Raises :class:`StartupFailure` (exit 1) when the file cannot be read or written, or when
+    the runtime folder is not private (the message names the folder, what is wrong and the
+    ways out: remove it, or set ``--engine-token``, ``MOCKD_ENGINE_TOKEN`` or
+    ``XDG_RUNTIME_DIR``).
     """
     if options.engine_token:
         return EngineToken(options.engine_token, "--engine-token")
@@ -261,18 +274,22 @@ def resolve_engine_token(options: RunOptions) -> EngineToken:
     else:
         path, ephemeral = runtime_token_dir() / f"engine-{os.getpid()}.token", True
     try:
-        existing = (path.read_text(encoding="utf-8").strip()
-                    if path.exists() and not ephemeral else "")
-        if existing:
-            if path.stat().st_mode & 0o077:
-                os.chmod(path, 0o600)
-            return EngineToken(existing, "file", path)
-        ensure_private_dir(path.parent)
+        if ephemeral:
+            ensure_owned_private_dir(path.parent)
+        else:
+            existing = read_private_file(path)
+            if existing:
+                return EngineToken(existing, "file", path)
+            ensure_private_dir(path.parent)
         token = secrets.token_urlsafe(32)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            os.fchmod(handle.fileno(), 0o600)
-            handle.write(token + "\n")
+        write_private_file(path, token + "\n")
+    except UnsafeDirectoryError as error:
+        raise StartupFailure(EXIT_LISTEN_ERROR,
+                             f"refusing to keep the engine token in {error.path}: the folder "
+                             f"{error.problem}, so another local user could read or replace "
+                             f"it. Remove the folder (mockd creates it again, 0700), or give "
+                             f"the token with --engine-token or {ENGINE_TOKEN_ENV}, or set "
+                             f"XDG_RUNTIME_DIR to a private folder") from None
     except OSError as error:
         raise StartupFailure(EXIT_LISTEN_ERROR,
                              f"cannot keep the engine token in {path}: "

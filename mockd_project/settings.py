@@ -9,7 +9,7 @@ import os
 import secrets
 from pathlib import Path
 
-from mockd_project.paths import default_data_dir, ensure_private_dir
+from mockd_project.paths import default_data_dir, ensure_private_dir, write_private_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("MOCKD_DATA_DIR") or default_data_dir())
@@ -31,9 +31,7 @@ def _secret_key() -> str:
     key = secrets.token_urlsafe(50)
     try:
         ensure_private_dir(DATA_DIR)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(key + "\n")
+        write_private_file(path, key + "\n")
     except OSError:
         pass  # a read-only data directory: the key then lives for this process only
     return key

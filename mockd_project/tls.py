@@ -151,20 +151,6 @@ def _usable_auto_cert(cert_path: Path, key_path: Path) -> bool:
             and certificate.not_valid_after_utc - now > AUTO_CERT_RENEW_BEFORE)
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` created 0600, atomically (temporary file, then rename)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            os.fchmod(handle.fileno(), 0o600)
-            handle.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
 def generate_self_signed() -> tuple[bytes, bytes]:
     """A new self-signed certificate for ``localhost``, ``127.0.0.1`` and ``::1``: ``(cert
     PEM, key PEM)``. ECDSA P-256, valid from an hour ago for :data:`AUTO_CERT_LIFETIME`; it is
@@ -210,7 +196,7 @@ def auto_certificate(data_dir: Path) -> tuple[Path, Path]:
 
     Raises :class:`TlsSetupError` when the files cannot be written.
     """
-    from mockd_project.paths import ensure_private_dir
+    from mockd_project.paths import ensure_private_dir, write_private_file
 
     folder = data_dir / AUTO_CERT_DIR
     cert_path, key_path = folder / AUTO_CERT_FILE, folder / AUTO_KEY_FILE
@@ -221,8 +207,8 @@ def auto_certificate(data_dir: Path) -> tuple[Path, Path]:
     try:
         ensure_private_dir(folder)
         cert_pem, key_pem = generate_self_signed()
-        _write_private(key_path, key_pem)
-        cert_path.write_bytes(cert_pem)
+        write_private_file(key_path, key_pem)
+        write_private_file(cert_path, cert_pem, mode=0o644)
     except OSError as error:
         raise TlsSetupError(f"TLS certificate {cert_path}: cannot write the generated "
                             f"certificate ({error.strerror or error})") from None
