@@ -134,7 +134,14 @@ def _server_options(function):
                           "4281); accepted and ignored by start/serve, which bind none."),
         click.option("--allow-body-files-anywhere", is_flag=True,
                      help="Let bodyFile/dataFile read any file (default: only files inside "
-                          "the config file's folder or the data directory)."),
+                          "the config file's folder or <data dir>/files); the data directory "
+                          "and mockd's secret files stay refused."),
+        click.option("--allow-env", "allow_env", multiple=True, metavar="NAME",
+                     help="Let the config read this environment variable (a name or a glob "
+                          "such as 'API_*'; repeatable; also $MOCKD_ALLOW_ENV). Without it a "
+                          "config reads MOCKD_* variables only."),
+        click.option("--allow-remote-imports", is_flag=True,
+                     help="Fetch the config's imports that name a url (default: refused)."),
         click.option("--server", type=click.Choice(["uvicorn", "daphne"]), default="uvicorn",
                      show_default=True, help="ASGI server for the listeners."),
         click.option("--log-level", default=None,
@@ -306,7 +313,7 @@ def child_argv(context: click.Context, drop: frozenset[str] = frozenset()) -> li
 def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server,
            log_level, detach=False, pid_file=None, max_log_entries=None,
            no_persist=False, cors_origins=None, allow_body_files_anywhere=False,
-           merge=False, tls_flags=None) -> None:
+           merge=False, tls_flags=None, trust_flags=None) -> None:
     if merge and not config:
         raise click.UsageError("--merge needs -c/--config: it adds the file's mocks to the "
                                "stored ones")
@@ -327,8 +334,16 @@ def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, serve
                          no_persist=no_persist, cors_origins=_cors_origins(cors_origins),
                          allow_body_files_anywhere=allow_body_files_anywhere, merge=merge,
                          chaos=_chaos_flags(),
-                         **_tls_run_options(tls_flags or {}))
+                         **_tls_run_options(tls_flags or {}),
+                         **_trust_run_options(trust_flags or {}))
     sys.exit(run_server(options))
+
+
+def _trust_run_options(flags: dict) -> dict:
+    """RunOptions keywords of ``--allow-env`` and ``--allow-remote-imports`` (what a config
+    from someone else may reach; docs/security.md)."""
+    return {"allow_env": tuple(flags.get("allow_env") or ()),
+            "allow_remote_imports": bool(flags.get("allow_remote_imports"))}
 
 
 def _level(value: str | None, default: str) -> str:
@@ -365,12 +380,14 @@ def _start_command(name: str, help_text: str):
                        "at run time); a stored mock with a file mock's id is replaced by the "
                        "file's. Without it, -c replaces the stored definitions.")
     @_chaos_options
-    def command(config, host, engine_port, allow_body_files_anywhere, server, log_level,
-                cors_origins, port, admin_port, data_dir, no_auth, detach, pid_file,
-                max_log_entries, no_persist, merge, **tls_flags):
+    def command(config, host, engine_port, allow_body_files_anywhere, allow_env,
+                allow_remote_imports, server, log_level, cors_origins, port, admin_port,
+                data_dir, no_auth, detach, pid_file, max_log_entries, no_persist, merge,
+                **tls_flags):
         _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server, log_level,
                detach, pid_file, max_log_entries, no_persist, cors_origins,
-               allow_body_files_anywhere, merge, tls_flags)
+               allow_body_files_anywhere, merge, tls_flags,
+               {"allow_env": allow_env, "allow_remote_imports": allow_remote_imports})
 
     return command
 
@@ -391,11 +408,12 @@ _start_command("serve", "Alias of 'start'.")
                    "MOCKD_ENGINE_TOKEN; default: generated into <data dir>/engine-token with "
                    "--data-dir, else into a runtime file deleted at exit).")
 @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
-              help="Data directory: engine-token file, and a folder bodyFile may read from "
-                   "(default $MOCKD_DATA_DIR or ~/.local/share/mockd).")
+              help="Data directory: engine-token file; its files/ folder is one bodyFile may "
+                   "read from (default $MOCKD_DATA_DIR or ~/.local/share/mockd).")
 @_chaos_options
-def engine_command(config, host, engine_port, allow_body_files_anywhere, server, log_level,
-                   cors_origins, port, print_url, engine_token, data_dir):
+def engine_command(config, host, engine_port, allow_body_files_anywhere, allow_env,
+                   allow_remote_imports, server, log_level, cors_origins, port, print_url,
+                   engine_token, data_dir):
     """Headless engine: data plane and a token-protected engine-control port on loopback; no
     admin API, database or PID file, and no file left behind (a generated engine token lives
     in the runtime directory until the engine stops, unless --data-dir keeps it there)."""
@@ -409,7 +427,9 @@ def engine_command(config, host, engine_port, allow_body_files_anywhere, server,
                          cors_origins=_cors_origins(cors_origins), engine_token=engine_token,
                          data_dir=data_dir,
                          allow_body_files_anywhere=allow_body_files_anywhere,
-                         chaos=_chaos_flags())
+                         chaos=_chaos_flags(),
+                         **_trust_run_options({"allow_env": allow_env,
+                                               "allow_remote_imports": allow_remote_imports}))
     sys.exit(run_server(options))
 
 

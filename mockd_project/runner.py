@@ -36,7 +36,9 @@ from mocks.engine.control import EngineControl, EngineControlApp
 from mocks.engine.core import DEFAULT_MAX_BODY_SIZE, Engine
 from mocks.engine.cors import CorsPolicy
 from mocks.protocols import HandlerImportError, load_handlers
+from mocks.core.environment import allow_environment
 from mocks.core.errors import ConfigError
+from mocks.core.responses import FileRoots
 from mocks.loader import load_config_file
 from mocks.server_config import TlsSettings, tls_settings_from_file
 
@@ -77,9 +79,14 @@ class RunOptions:
             (generated on first use). Engine mode only.
         data_dir: data directory (None: ``$MOCKD_DATA_DIR``, else the platform default):
             definitions and the API key in full mode, the engine token in engine mode; also
-            a folder ``bodyFile`` may read from.
+            never a folder a config may read files from (only its ``files/`` folder is).
         allow_body_files_anywhere: let ``bodyFile``/``dataFile`` read any file instead of
-            only files inside the config file's folder and the data directory.
+            only files inside the config file's folder and ``<data dir>/files`` (the rest of
+            the data directory stays refused, see :func:`body_file_roots`).
+        allow_env: ``--allow-env`` names or globs of environment variables the config may
+            read besides ``MOCKD_*`` (:mod:`mocks.core.environment`).
+        allow_remote_imports: ``--allow-remote-imports``: fetch ``imports[].url`` entries
+            (refused by default).
         no_auth: disable admin API keys.
         print_url: print the data-plane URL on stdout once listening.
         server: ``uvicorn`` or ``daphne``.
@@ -119,6 +126,8 @@ class RunOptions:
     engine_token: str | None = None
     data_dir: str | None = None
     allow_body_files_anywhere: bool = False
+    allow_env: tuple[str, ...] = ()
+    allow_remote_imports: bool = False
     no_auth: bool = False
     print_url: bool = False
     server: str = "uvicorn"
@@ -188,16 +197,34 @@ def data_dir_of(options: RunOptions) -> Path:
     return Path(options.data_dir).expanduser() if options.data_dir else default_data_dir()
 
 
-def body_file_roots(options: RunOptions) -> tuple[Path, ...]:
-    """The resolved folders ``bodyFile`` and ``dataFile`` may read from: the config file's
-    folder (when there is a config file) and the data directory; ``()`` (anywhere) with
-    ``--allow-body-files-anywhere``."""
+#: The folder of the data directory that holds files mocks may serve (bodies uploaded
+#: through the admin API); the rest of the data directory is never read for a config.
+DATA_FILES_FOLDER = "files"
+
+
+def body_file_roots(options: RunOptions) -> FileRoots:
+    """The resolved folders ``bodyFile``, ``dataFile``, ``schemaFile``, ``wsdlFile`` and
+    ``importPaths`` may read from: the config file's folder (when there is a config file) and
+    ``<data dir>/files``; none (anywhere) with ``--allow-body-files-anywhere``.
+
+    Never readable, whatever the flags (:class:`~mocks.core.responses.FileRoots` ``denied``):
+    the rest of the data directory (API key, secret key, engine token, TLS keys, the
+    database), the engine token folder and the database file when it lies elsewhere.
+    Source: docs/security.md "Files a config may read".
+    """
+    data_dir = data_dir_of(options).resolve()
+    token_dir = runtime_token_dir()  # not resolved: it may be a link planted by another user
+    denied = [data_dir, token_dir.parent.resolve() / token_dir.name]
+    database = os.environ.get("MOCKD_DATABASE")
+    if database:
+        denied.append(Path(database).resolve())
+    files = data_dir / DATA_FILES_FOLDER
     if options.allow_body_files_anywhere:
-        return ()
-    roots = [data_dir_of(options).resolve()]
+        return FileRoots((), denied, [files])
+    roots = [files]
     if options.config:
         roots.insert(0, Path(options.config).resolve().parent)
-    return tuple(roots)
+    return FileRoots(roots, denied, [files])
 
 
 @dataclass(frozen=True)
@@ -421,12 +448,14 @@ def prepare(options: RunOptions) -> tuple[Engine, Any]:
     engine = Engine(max_body_size=options.max_body_size or DEFAULT_MAX_BODY_SIZE)
     engine.shared_state["listen_host"] = options.host  # gRPC/MQTT listeners bind here too
     engine.body_file_roots = body_file_roots(options)
+    allow_environment(options.allow_env)
     if options.cors_origins is not None:
         engine.cors_origins = options.cors_origins
         engine.cors = CorsPolicy(None, options.cors_origins)
     if options.config:
         try:
-            config = load_config_file(options.config)
+            config = load_config_file(options.config,
+                                      allow_remote_imports=options.allow_remote_imports)
             apply_file_settings(options, config)
             engine.max_body_size = options.max_body_size
             engine.load(config, base_dir=Path(options.config).resolve().parent)

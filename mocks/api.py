@@ -32,6 +32,7 @@ from mockd_project.runtime import runtime
 from mocks import services
 from mocks.config import ConfigFile, Mock as MockConfig
 from mocks.config_schema import config_json_schema
+from mocks.core.yamldoc import DocumentTooLarge, safe_load_bounded
 from mocks.engine.control import (CONNECTED_MESSAGE, MISSING_CRITERIA_MESSAGE,
                                   STREAM_KEEPALIVE_SECONDS, criteria_from, sse_frame)
 from mocks.engine.core import utc_timestamp
@@ -369,7 +370,10 @@ def import_config(request: HttpRequest, replace: bool | None = None,
     engine_control()
     if "yaml" in (request.content_type or "").lower():
         try:
-            body = yaml.safe_load(request.body or b"")
+            body = safe_load_bounded(request.body or b"")
+        except DocumentTooLarge as error:
+            raise AdminError(400, "invalid_yaml", f"YAML request body refused: {error}") \
+                from None
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

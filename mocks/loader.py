@@ -5,8 +5,6 @@ shorthand mocks, validator rules). Errors name the key path (ARCHITECTURE seam 1
 """
 from __future__ import annotations
 
-import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -14,26 +12,9 @@ import yaml
 from pydantic import ValidationError
 
 from mocks.config import ConfigFile
+from mocks.core.environment import expand_environment
 from mocks.core.errors import ConfigError, format_location, validation_issues
-
-_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
-
-
-def expand_environment(text: str, environ: dict[str, str] | None = None) -> str:
-    """Expand ``${VAR}`` (empty when unset) and ``$VAR`` (left as written when unset).
-
-    A bare ``$NAME`` that is not set is kept so regexes such as ``^/a$`` and JSONPaths such as
-    ``$.items`` are never damaged.
-    """
-    env = os.environ if environ is None else environ
-
-    def replace(match: re.Match[str]) -> str:
-        braced, bare = match.group(1), match.group(2)
-        if braced is not None:
-            return env.get(braced, "")
-        return env.get(bare, match.group(0))
-
-    return _ENV_REFERENCE.sub(replace, text)
+from mocks.core.yamldoc import DocumentTooLarge, safe_load_bounded
 
 
 def _pydantic_error(error: ValidationError, prefix: str = "") -> ConfigError:
@@ -44,10 +25,14 @@ def _pydantic_error(error: ValidationError, prefix: str = "") -> ConfigError:
 def parse_config_text(text: str, source: str = "<config>") -> Any:
     """Parse YAML or JSON text (JSON is YAML) after environment expansion.
 
-    Raises :class:`ConfigError` with the line and column of a syntax error.
+    Raises :class:`ConfigError` with the line and column of a syntax error, or when the
+    document is an alias bomb, refers to itself or nests too deeply
+    (:func:`mocks.core.yamldoc.safe_load_bounded`).
     """
     try:
-        data = yaml.safe_load(expand_environment(text))
+        data = safe_load_bounded(expand_environment(text))
+    except DocumentTooLarge as error:
+        raise ConfigError("", f"{source}: refused: {error}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -73,9 +58,11 @@ def validate_config(data: Any) -> ConfigFile:
         raise _pydantic_error(error) from None
 
 
-def load_config_file(path: str | Path) -> ConfigFile:
+def load_config_file(path: str | Path, *, allow_remote_imports: bool = False) -> ConfigFile:
     """Read, expand, parse and validate one config file; ``imports:`` entries are converted
     and merged first (:func:`mocks.portability.importers.config_imports.expand_imports`).
+    ``imports[].url`` entries are fetched only with ``allow_remote_imports``
+    (``--allow-remote-imports``); otherwise they are a config error naming the flag.
 
     Raises :class:`ConfigError`: unreadable file, bad syntax, a failed import
     (``imports[0]: openapi: paths./x.get: ...``), or a schema error with its path.
@@ -91,5 +78,6 @@ def load_config_file(path: str | Path) -> ConfigFile:
         # Hook: `imports:` entries become mocks before validation (SPEC "Import entry").
         from mocks.portability.importers.config_imports import expand_imports
 
-        data = expand_imports(data, file_path.resolve().parent)
+        data = expand_imports(data, file_path.resolve().parent,
+                              allow_remote=allow_remote_imports)
     return validate_config(data)

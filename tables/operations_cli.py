@@ -39,8 +39,9 @@ import yaml
 from pydantic import ValidationError
 
 from mockd_project.cli_client import ClientError, client_options, make_client
+from mocks.core.environment import expand_environment
 from mocks.core.errors import ConfigError
-from mocks.loader import expand_environment
+from mocks.core.yamldoc import DocumentTooLarge, safe_load_bounded
 
 from tables.config import TableConfig
 from tables.errors import TableError
@@ -62,7 +63,9 @@ def read_document(path: str, what: str) -> Any:
         raise click.ClickException(f"cannot read {what} {path!r}: {error.strerror or error}") \
             from None
     try:
-        return yaml.safe_load(expand_environment(text))
+        return safe_load_bounded(expand_environment(text))
+    except DocumentTooLarge as error:
+        raise click.ClickException(f"{what} {path!r} is refused: {error}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from mocks.core.environment import scrub
+
 #: How many problems ``str(ConfigError)`` lists before it sums up the rest (a broken import
 #: of thousands of mocks must not flood the terminal); :attr:`ConfigError.errors` has them all.
 MAX_LISTED_ERRORS = 20
@@ -46,15 +48,21 @@ class ConfigError(ValueError):
         errors: every problem found, first one first (:class:`ConfigIssue`); one item when
             the error has a single cause.
 
+    Reasons are passed through :func:`mocks.core.environment.scrub`: a value a config took
+    from the environment reads ``${NAME}`` in every message.
+
     ``str(error)`` is ``"<path>: <reason>"`` for a single problem — the line printed after
     ``config error:``. With several, each further problem follows on its own line, indented by
     two spaces, at most :data:`MAX_LISTED_ERRORS` in all and then ``... and N more errors``.
     """
 
     def __init__(self, path: str, reason: str, errors: Iterable[ConfigIssue] | None = None):
+        # A reason never shows the value of an environment variable the config expanded.
         self.path = path
-        self.reason = reason
-        self.errors: list[ConfigIssue] = list(errors or ()) or [ConfigIssue(path, reason)]
+        self.reason = scrub(reason)
+        self.errors: list[ConfigIssue] = ([ConfigIssue(issue.path, scrub(issue.reason))
+                                           for issue in errors or ()]
+                                          or [ConfigIssue(path, self.reason)])
         super().__init__(listed_text(self.errors, "\n  "))
 
     @classmethod

@@ -15,12 +15,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import mimetypes
-import os
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 import orjson
 
+from mocks.core.environment import expand_environment, scrub
 from mocks.core.errors import ConfigError
 from mocks.core.request import MockRequest
 from mocks.core.templating import (RenderContext, TemplateError, TemplateState, compile_template,
@@ -66,26 +66,88 @@ def header_value(text: str) -> bytes:
 
 
 class BodyFileError(Exception):
-    """A ``bodyFile`` that cannot be read at request time (answered 502 ``body_file_error``)."""
+    """A ``bodyFile`` that cannot be read at request time (answered 502 ``body_file_error``).
+    The message never shows the value of an environment variable the config expanded."""
+
+    def __init__(self, message: str):
+        super().__init__(scrub(message))
 
 
 #: The command-line flag that lifts the ``bodyFile`` confinement (named in errors).
 ALLOW_ANYWHERE_FLAG = "--allow-body-files-anywhere"
 
+#: Names of mockd's own secret and state files: never read as a body, schema or proto,
+#: wherever they lie and whatever the folders allowed (docs/security.md).
+SECRET_FILE_NAMES = frozenset({"admin-api-key", "django-admin-password", "secret-key",
+                               "engine-token", "mockd.sqlite3", "mockd.sqlite3-wal",
+                               "mockd.sqlite3-shm", "mockd.sqlite3-journal"})
+
+
+class FileRoots(tuple):
+    """The folders a config may read files from (a tuple of resolved :class:`Path`; empty:
+    anywhere), carrying the places it may never read from.
+
+    Attributes:
+        denied: resolved folders (the data directory, the engine token folder) and files
+            whose content is never read for a config, even with
+            ``--allow-body-files-anywhere``.
+        readable: resolved folders strictly inside a denied folder that stay readable
+            (``<data dir>/files``); a root that lies strictly inside a denied folder is
+            readable too.
+
+    Equality and hashing are the tuple's (the allowed folders only).
+    """
+
+    denied: tuple[Path, ...]
+    readable: tuple[Path, ...]
+
+    def __new__(cls, roots: Any = (), denied: Any = (), readable: Any = ()) -> "FileRoots":
+        instance = super().__new__(cls, roots)
+        instance.denied = tuple(denied)
+        instance.readable = tuple(readable)
+        return instance
+
+
+def denied_reason(resolved: Path, roots: tuple[Path, ...]) -> str | None:
+    """Why the resolved path ``resolved`` may never be read for a config, or None.
+
+    Refused: a file named like one of mockd's own secrets (:data:`SECRET_FILE_NAMES`,
+    ``engine-*.token``), and anything inside a folder of ``roots.denied`` (when ``roots`` is a
+    :class:`FileRoots`) unless it also lies inside a root or a ``readable`` folder strictly
+    below that folder.
+    """
+    name = resolved.name
+    if name in SECRET_FILE_NAMES or (name.startswith("engine-") and name.endswith(".token")):
+        return "it is one of mockd's own secret or state files, which are never served"
+    exempt = (*roots, *getattr(roots, "readable", ()))
+    for folder in getattr(roots, "denied", ()):
+        if resolved != folder and not resolved.is_relative_to(folder):
+            continue
+        if any(root != folder and root.is_relative_to(folder) and resolved.is_relative_to(root)
+               for root in exempt):
+            continue
+        return (f"it lies in {folder}, which holds mockd's secrets and state and is never "
+                f"served (bodies uploaded there go to its files/ folder)")
+    return None
+
 
 def outside_roots(path: Path, roots: tuple[Path, ...]) -> Path | None:
-    """Where ``path`` really points when that lies outside every folder of ``roots``, else None.
+    """Where ``path`` really points when that lies outside every folder of ``roots`` or in a
+    place no config may read (:func:`denied_reason`), else None.
 
     ``path`` is resolved with :meth:`Path.resolve` (``..`` folded, every symlink followed; the
     file need not exist). ``roots`` are absolute, already resolved folders; an empty tuple
-    allows anything. A path whose symlinks loop counts as outside (returned unresolved).
+    allows anything but the denied places. A path whose symlinks loop counts as outside
+    (returned unresolved).
     """
-    if not roots:
-        return None
     try:
         resolved = path.resolve()
     except (OSError, RuntimeError):
         return path
+    if denied_reason(resolved, roots) is not None:
+        return resolved
+    if not roots:
+        return None
     for root in roots:
         if resolved == root or resolved.is_relative_to(root):
             return None
@@ -93,23 +155,29 @@ def outside_roots(path: Path, roots: tuple[Path, ...]) -> Path | None:
 
 
 def body_file_path(text: str, base_dir: Path, roots: tuple[Path, ...], key: str) -> Path:
-    """The file a ``bodyFile`` value names: ``$VARS`` and ``~`` expanded, relative paths taken
-    from ``base_dir``.
+    """The file a ``bodyFile`` value names: allowed ``$VARS`` (see
+    :mod:`mocks.core.environment`) and ``~`` expanded, relative paths taken from ``base_dir``.
 
     Raises :class:`ConfigError` at ``key`` (e.g. ``mocks[0].http.response.bodyFile``) when the
     file resolves outside ``roots`` (``..`` escapes, absolute paths elsewhere, symlinks leading
-    out); empty ``roots`` allow any file. Whether the file exists is checked when it is served.
+    out) or into a place no config may read (mockd's data directory and secret files, see
+    :func:`denied_reason`); empty ``roots`` allow any other file. Whether the file exists is
+    checked when it is served. The message shows the value as written, never an expanded
+    environment variable.
     """
-    file_path = Path(os.path.expandvars(text)).expanduser()
+    file_path = Path(expand_environment(text)).expanduser()
     if not file_path.is_absolute():
         file_path = base_dir / file_path
     escaped = outside_roots(file_path, roots)
-    if escaped is not None:
-        allowed = ", ".join(str(root) for root in roots)
-        raise ConfigError(key, f"{text!r} resolves to {escaped}, outside the folders files may "
-                               f"be read from ({allowed}); move the file into one of them, or "
-                               f"use {ALLOW_ANYWHERE_FLAG} to read files from anywhere")
-    return file_path
+    if escaped is None:
+        return file_path
+    reason = denied_reason(escaped, roots) if escaped.is_absolute() else None
+    if reason is not None:
+        raise ConfigError(key, f"{text!r} is refused: {reason}")
+    allowed = ", ".join(str(root) for root in roots)
+    raise ConfigError(key, f"{text!r} resolves to {escaped}, outside the folders files may "
+                           f"be read from ({allowed}); move the file into one of them, or "
+                           f"use {ALLOW_ANYWHERE_FLAG} to read files from anywhere")
 
 
 _CONTENT_LENGTH_HEADERS = [(b"content-length", b"%d" % size) for size in range(4096)]

@@ -13,13 +13,13 @@ from mocks.engine.snapshot import compile_snapshot
 
 
 def test_expand_environment_braced_and_bare_forms():
-    env = {"HOST": "api.test", "PORT": "8080"}
-    assert expand_environment("${HOST}:$PORT", env) == "api.test:8080"
+    env = {"MOCKD_HOST": "api.test", "MOCKD_PORT": "8080"}
+    assert expand_environment("${MOCKD_HOST}:$MOCKD_PORT", env) == "api.test:8080"
 
 
 def test_expand_environment_keeps_unset_bare_names_and_jsonpaths():
     assert expand_environment("^/a$ $.items[0] $UNSET", {}) == "^/a$ $.items[0] $UNSET"
-    assert expand_environment("x${UNSET}y", {}) == "xy"
+    assert expand_environment("x${MOCKD_UNSET}y", {}) == "xy"
 
 
 def test_shorthand_mock_becomes_enabled_http_mock_with_generated_id():

@@ -205,15 +205,17 @@ def test_outside_roots_resolves_dot_dot_and_symlinks(tree):
     assert outside_roots(Path("/etc/hostname"), ()) is None
 
 
-def test_body_file_roots_are_the_config_folder_and_the_data_dir(tmp_path):
+def test_body_file_roots_are_the_config_folder_and_the_data_dirs_files_folder(tmp_path):
     config = tmp_path / "cfg" / "mocks.yaml"
     options = RunOptions(config=str(config), data_dir=str(tmp_path / "d"))
-    assert body_file_roots(options) == ((tmp_path / "cfg").resolve(),
-                                        (tmp_path / "d").resolve())
+    roots = body_file_roots(options)
+    assert roots == ((tmp_path / "cfg").resolve(), (tmp_path / "d" / "files").resolve())
+    assert (tmp_path / "d").resolve() in roots.denied
     assert body_file_roots(RunOptions(data_dir=str(tmp_path / "d"))) == (
-        (tmp_path / "d").resolve(),)
+        (tmp_path / "d" / "files").resolve(),)
     options.allow_body_files_anywhere = True
-    assert body_file_roots(options) == ()
+    anywhere = body_file_roots(options)
+    assert anywhere == () and (tmp_path / "d").resolve() in anywhere.denied
 
 
 # ---------------------------------------------------------------------------- engine token

@@ -31,7 +31,8 @@ Merging rules:
   :class:`~mocks.core.errors.ConfigError` at ``imports[i]`` (or ``imports[i].path``) with
   the importer's one-line reason; nothing is loaded.
 
-URLs are fetched with httpx (30 s timeout); tests never use them.
+URLs are fetched with httpx (30 s timeout), and only when the person running the server
+allowed it (``--allow-remote-imports``); otherwise a ``url`` entry is a config error.
 
 No Django.
 
@@ -51,15 +52,23 @@ from mocks.config import ImportEntry
 
 logger = logging.getLogger("mockd.import")
 
+#: The command-line flag that lets ``url`` imports be fetched (named in errors).
+ALLOW_REMOTE_FLAG = "--allow-remote-imports"
+
 #: Seconds allowed to fetch one ``url`` import.
 URL_TIMEOUT_SECONDS = 30.0
 
 
-def expand_imports(data: dict[str, Any], base_dir: Path | str) -> dict[str, Any]:
+def expand_imports(data: dict[str, Any], base_dir: Path | str, *,
+                   allow_remote: bool = False) -> dict[str, Any]:
     """``data`` with every ``imports[]`` entry converted and merged (see the module
     docstring). Returns ``data`` itself when it has no imports.
 
-    Raises :class:`~mocks.core.errors.ConfigError` naming ``imports[i]``.
+    A ``url`` entry is fetched only with ``allow_remote`` (``--allow-remote-imports``): a
+    config from someone else must not make the server reach the network as it starts.
+
+    Raises :class:`~mocks.core.errors.ConfigError` naming ``imports[i]`` (``imports[i].url``
+    for a remote import that is not allowed).
     """
     from mocks.core.errors import ConfigError
     from mocks.core.errors import format_location
@@ -90,6 +99,11 @@ def expand_imports(data: dict[str, Any], base_dir: Path | str) -> dict[str, Any]
                 reason = "unknown key (use path or url, as, format)"
             raise ConfigError(f"{location}.{where}" if where else location, reason) from None
         try:
+            if entry.url and not allow_remote:
+                raise ConfigError(f"{location}.url", f"remote imports are off: {entry.url!r} "
+                                                     f"was not fetched; start with "
+                                                     f"{ALLOW_REMOTE_FLAG} to fetch it, or "
+                                                     f"download it and import it by path")
             if entry.url:
                 result = import_document(_fetch(entry.url, f"{location}.url"), entry.format,
                                          entry.as_prefix, filename=entry.url,

@@ -161,12 +161,17 @@ class DocumentProbe:
 
 
 def parse_yaml(text: str) -> tuple[Any, str | None]:
-    """``(value, None)`` or ``(None, "not valid JSON or YAML at line L, column C: ...")``."""
+    """``(value, None)`` or ``(None, "not valid JSON or YAML at line L, column C: ...")``
+    (``(None, "refused: ...")`` for an alias bomb, a cycle or too deep a nesting; see
+    :mod:`mocks.core.yamldoc`)."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from mocks.core.yamldoc import DocumentTooLarge, safe_load_bounded
+
     try:
-        return yaml.load(text, Loader=loader), None  # noqa: S506 - a safe loader
+        return safe_load_bounded(text), None
+    except DocumentTooLarge as error:
+        return None, f"refused: {error}"
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

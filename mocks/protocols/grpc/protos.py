@@ -34,7 +34,7 @@ from typing import Any
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from mocks.core.errors import ConfigError
-from mocks.core.responses import body_file_path
+from mocks.core.responses import FileRoots, body_file_path
 
 #: Compiled proto sets kept (least recently used dropped first).
 CACHE_SIZE = 64
@@ -191,6 +191,11 @@ def _file_stamp(path: Path) -> tuple[Any, ...]:
     return (str(path), info.st_size, info.st_mtime_ns)
 
 
+#: System-wide protobuf include folders ``importPaths`` may name besides the allowed folders
+#: (where Debian's ``libprotobuf-dev`` and a hand-installed ``protoc`` put ``google/*``).
+SYSTEM_PROTO_INCLUDES = (Path("/usr/include"), Path("/usr/local/include"))
+
+
 def load_protos(config: Any, key_path: str, base_dir: Path, roots: tuple[Path, ...],
                 mock_id: str) -> ProtoSet:
     """Compile the ``.proto`` sources of a ``grpc`` block (:class:`~mocks.protocols.grpc.
@@ -199,13 +204,17 @@ def load_protos(config: Any, key_path: str, base_dir: Path, roots: tuple[Path, .
     ``key_path`` is the block's config path (``mocks[0].grpc``); files resolve against
     ``base_dir``; a file not named ``*.proto`` must lie inside ``roots`` (empty: anywhere),
     like a ``bodyFile`` (see :func:`_proto_path`); ``importPaths`` are folders protoc
-    searches for ``.proto`` imports.
+    searches for ``.proto`` imports, confined to ``roots`` like a ``bodyFile`` plus the
+    system include folders :data:`SYSTEM_PROTO_INCLUDES`.
 
     Raises :class:`ConfigError` naming ``protoFile``/``protoFiles[i]``/``protoContent``/
     ``importPaths[i]``: a file outside the allowed folders, a missing file, or protoc's
     error with file and line.
     """
-    imports = [str(body_file_path(folder, base_dir, (), f"{key_path}.importPaths[{index}]"))
+    include_roots = (FileRoots((*roots, *SYSTEM_PROTO_INCLUDES), roots.denied)
+                     if isinstance(roots, FileRoots) and roots else roots)
+    imports = [str(body_file_path(folder, base_dir, include_roots,
+                                  f"{key_path}.importPaths[{index}]"))
                for index, folder in enumerate(config.import_paths)]
     sources: list[tuple[str, Path]] = []
     if config.proto_file:
@@ -272,7 +281,7 @@ def _proto_path(text: str, base_dir: Path, roots: tuple[Path, ...], key: str) ->
     anywhere: it is a schema, never served as bytes, and only what protoc accepts as one is
     used; any other name is confined to ``roots`` like a ``bodyFile``."""
     if text.endswith(".proto"):
-        return body_file_path(text, base_dir, (), key)
+        return body_file_path(text, base_dir, FileRoots((), getattr(roots, "denied", ())), key)
     return body_file_path(text, base_dir, roots, key)
 
 
