@@ -47,10 +47,13 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # Before staticfiles: the first app to define a management command wins, and mocks'
+    # `runserver` refuses to serve the admin API without its gateway (API key, origin and
+    # Host checks); the server is `manage.py runmocks` / `mockd start`.
+    "mocks",
     "django.contrib.staticfiles",
     "django_prometheus",
     "ninja",
-    "mocks",
     "tables",
     "oidc",
     "proxy",
