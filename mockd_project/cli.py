@@ -285,6 +285,43 @@ def _chaos_flags():
     return context.meta.get(CHAOS_META) if context is not None else None
 
 
+#: Key of the ``--allowed-host`` names in the click context's ``meta``.
+ALLOWED_HOSTS_META = "mockd.allowed_hosts"
+
+
+def _env_allowed_hosts() -> tuple[str, ...]:
+    """``$MOCKD_ALLOWED_HOSTS``: comma-separated host names."""
+    raw = os.environ.get("MOCKD_ALLOWED_HOSTS", "")
+    return tuple(name.strip() for name in raw.split(",") if name.strip())
+
+
+def _allowed_host_option(function):
+    """``--allowed-host NAME`` (repeatable; env ``MOCKD_ALLOWED_HOSTS``, comma-separated): a
+    name the admin and engine-control ports answer besides loopback names and IP addresses
+    (the DNS-rebinding guard, docs/security.md). The names go to
+    ``context.meta[ALLOWED_HOSTS_META]`` (read by :func:`_allowed_hosts`), so the command
+    function keeps its parameters."""
+    import functools
+
+    @functools.wraps(function)
+    def wrapper(*args, allowed_host=(), **kwargs):
+        click.get_current_context().meta[ALLOWED_HOSTS_META] = tuple(allowed_host)
+        return function(*args, **kwargs)
+
+    return click.option(
+        "--allowed-host", "allowed_host", multiple=True, metavar="NAME",
+        default=_env_allowed_hosts,
+        help="Host name the admin and engine-control ports answer besides localhost and IP "
+             "addresses (repeatable; env MOCKD_ALLOWED_HOSTS, comma-separated; '*' for any). "
+             "Other Host headers get 400: a guard against DNS rebinding.")(wrapper)
+
+
+def _allowed_hosts() -> tuple[str, ...]:
+    """The ``--allowed-host`` names of the running command."""
+    context = click.get_current_context(silent=True)
+    return context.meta.get(ALLOWED_HOSTS_META, ()) if context is not None else ()
+
+
 def child_argv(context: click.Context, drop: frozenset[str] = frozenset()) -> list[str]:
     """The arguments that repeat this command's command-line options for a child process:
     ``[<command name>, --option value, --flag, ...]``, for every parameter given on the
@@ -328,6 +365,7 @@ def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, serve
     from mockd_project.runner import RunOptions, run_server
 
     options = RunOptions(full=True, config=config, host=host, port=port, admin_port=admin_port,
+                         allowed_hosts=_allowed_hosts(),
                          engine_port=engine_port, data_dir=data_dir, no_auth=no_auth,
                          server=server, log_level=_level(log_level, "warning"),
                          pid_file=pid_file, max_log_entries=max_log_entries,
@@ -380,6 +418,7 @@ def _start_command(name: str, help_text: str):
                        "at run time); a stored mock with a file mock's id is replaced by the "
                        "file's. Without it, -c replaces the stored definitions.")
     @_chaos_options
+    @_allowed_host_option
     def command(config, host, engine_port, allow_body_files_anywhere, allow_env,
                 allow_remote_imports, server, log_level, cors_origins, port, admin_port,
                 data_dir, no_auth, detach, pid_file, max_log_entries, no_persist, merge,
@@ -411,6 +450,7 @@ _start_command("serve", "Alias of 'start'.")
               help="Data directory: engine-token file; its files/ folder is one bodyFile may "
                    "read from (default $MOCKD_DATA_DIR or ~/.local/share/mockd).")
 @_chaos_options
+@_allowed_host_option
 def engine_command(config, host, engine_port, allow_body_files_anywhere, allow_env,
                    allow_remote_imports, server, log_level, cors_origins, port, print_url,
                    engine_token, data_dir):
@@ -422,6 +462,7 @@ def engine_command(config, host, engine_port, allow_body_files_anywhere, allow_e
     if not config:
         raise click.UsageError("'mockd engine' needs a config file: -c/--config FILE")
     options = RunOptions(full=False, config=config, host=host, port=port,
+                         allowed_hosts=_allowed_hosts(),
                          engine_port=engine_port, print_url=print_url, server=server,
                          log_level=_level(log_level, "warning"),
                          cors_origins=_cors_origins(cors_origins), engine_token=engine_token,

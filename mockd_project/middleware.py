@@ -1,8 +1,9 @@
 """The admin gateway: one pure ASGI middleware in front of the Django admin application.
 
 Order of work for every HTTP request on the admin port (behavior notes §2 and §3):
-CORS preflight -> rate limit (per client IP) -> API key -> body size (10 MiB, 413) -> the
-Django app. Every answer, including the gateway's own, gets the security headers, ``Vary:
+``Host`` check (400 ``host_not_allowed``, against DNS rebinding) -> static path check (404 for
+``.``/``..`` segments) -> CORS preflight -> rate limit (per client IP) -> API key -> body size
+(10 MiB, 413) -> the Django app. Every answer, including the gateway's own, gets the security headers, ``Vary:
 Origin``, the rate-limit headers and (for loopback origins) the CORS headers; headers the
 application already set (the request stream's ``Cache-Control: no-cache``) are kept.
 
@@ -12,7 +13,8 @@ django-prometheus never counts the gateway's own answers (nor static files, serv
 Django's middleware): the gateway records those itself
 (:func:`mockd_project.metrics.record_gateway_answer`).
 
-Source: SPEC "Authentication"; behavior notes §2, §3.
+Source: SPEC "Authentication"; behavior notes §2, §3; docs/security.md "The admin port: API
+key, origins and Host".
 """
 from __future__ import annotations
 
@@ -21,9 +23,11 @@ import os
 import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import orjson
+
+from mocks.engine.hosts import LOOPBACK_ONLY, HostPolicy
 
 from mockd_project import auth
 from mockd_project.runtime import runtime
@@ -149,14 +153,20 @@ class AdminGateway:
         rate_per_second: per-IP rate (0 disables rate limiting; env ``MOCKD_ADMIN_RATE_LIMIT``
             sets the default).
         static_prefix: path prefix ``app`` answers without Django's middleware (static
-            files, ``"/static/"``); the gateway counts those answers in the admin metrics.
+            files, ``"/static/"``); the gateway counts those answers in the admin metrics and
+            answers 404 ``not_found`` to a path below it with a ``.`` or ``..`` segment
+            (:func:`static_path_escapes`), so no traversal reaches the file finders.
+        hosts: the ``Host`` values answered (default: loopback names and IP addresses); any
+            other gets 400 ``host_not_allowed`` before anything else is looked at.
     """
 
     def __init__(self, app: Any, *, auth_enabled: bool = True,
                  max_body_size: int = MAX_ADMIN_BODY_SIZE,
-                 rate_per_second: float | None = None, static_prefix: str | None = None):
+                 rate_per_second: float | None = None, static_prefix: str | None = None,
+                 hosts: HostPolicy = LOOPBACK_ONLY):
         self.app = app
         self.static_prefix = static_prefix
+        self.hosts = hosts
         self.auth_enabled = auth_enabled
         self.max_body_size = max_body_size
         rate = _admin_rate_from_environment() if rate_per_second is None else rate_per_second
@@ -197,6 +207,19 @@ class AdminGateway:
             await send(message)
 
         try:
+            # Before anything else: a page on a rebound DNS name is same-origin for its
+            # browser, so neither the Origin checks nor CORS would stop it from reading.
+            refused_host = self.hosts.refusal(scope["headers"], "admin port")
+            if refused_host is not None:
+                await _json(send_with_headers, 400, refused_host)
+                return
+            if (self.static_prefix and path.startswith(self.static_prefix)
+                    and static_path_escapes(path)):
+                await _json(send_with_headers, 404, {
+                    "error": "not_found",
+                    "message": f"No static file at {path[:200]}: static paths may not "
+                               f"contain '.' or '..' segments, backslashes or NUL bytes"})
+                return
             if method == "OPTIONS" and b"access-control-request-method" in headers:
                 # CORS preflight runs before authentication (behavior notes §2).
                 if loopback_origin(origin):
@@ -284,6 +307,19 @@ class AdminGateway:
         return replay
 
 
+def static_path_escapes(path: str) -> bool:
+    """Whether a request path (as the server decoded it) has a ``.`` or ``..`` segment, a
+    backslash or a NUL byte, before or after one more round of percent-decoding (Django's
+    static handler decodes the path again): such a path may leave the static folders once a
+    finder normalises it, so it is answered 404 before any lookup (``GET /static/../x``,
+    ``/static/%2e%2e/x``, ``/static/%252e%252e/x``)."""
+    for candidate in (path, unquote(path)):
+        if "\\" in candidate or "\x00" in candidate or any(
+                segment in (".", "..") for segment in candidate.split("/")):
+            return True
+    return False
+
+
 async def _plain(send: Send, status: int, body: bytes, content_type: bytes,
                  headers: list[tuple[bytes, bytes]] | None = None) -> None:
     await send({"type": "http.response.start", "status": status,
@@ -296,12 +332,15 @@ async def _json(send: Send, status: int, payload: dict[str, Any]) -> None:
     await _plain(send, status, orjson.dumps(payload), b"application/json")
 
 
-def build_admin_application(*, auth_enabled: bool) -> AdminGateway:
+def build_admin_application(*, auth_enabled: bool,
+                            hosts: HostPolicy = LOOPBACK_ONLY) -> AdminGateway:
     """The whole admin-port ASGI app: gateway -> static files -> Django (ninja API, Django
-    admin). Django must already be set up."""
+    admin). ``hosts``: the ``Host`` values answered (:class:`AdminGateway`). Django must
+    already be set up. This is the only way the admin port is served (``manage.py
+    runserver`` refuses to run)."""
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
     from django.core.asgi import get_asgi_application
 
     django_app = ASGIStaticFilesHandler(get_asgi_application())
-    return AdminGateway(django_app, auth_enabled=auth_enabled,
+    return AdminGateway(django_app, auth_enabled=auth_enabled, hosts=hosts,
                         static_prefix=django_app.base_url.path or None)

@@ -35,6 +35,7 @@ from chaos.startup import startup_chaos
 from mocks.engine.control import EngineControl, EngineControlApp
 from mocks.engine.core import DEFAULT_MAX_BODY_SIZE, Engine
 from mocks.engine.cors import CorsPolicy
+from mocks.engine.hosts import HostPolicy
 from mocks.protocols import HandlerImportError, load_handlers
 from mocks.core.environment import allow_environment
 from mocks.core.errors import ConfigError
@@ -88,6 +89,9 @@ class RunOptions:
         allow_remote_imports: ``--allow-remote-imports``: fetch ``imports[].url`` entries
             (refused by default).
         no_auth: disable admin API keys.
+        allowed_hosts: ``--allowed-host`` names (and ``$MOCKD_ALLOWED_HOSTS``) the admin and
+            engine-control ports answer besides loopback names and IP addresses
+            (:func:`host_policy`).
         print_url: print the data-plane URL on stdout once listening.
         server: ``uvicorn`` or ``daphne``.
         log_level: Python logging level name.
@@ -129,6 +133,7 @@ class RunOptions:
     allow_env: tuple[str, ...] = ()
     allow_remote_imports: bool = False
     no_auth: bool = False
+    allowed_hosts: tuple[str, ...] = ()
     print_url: bool = False
     server: str = "uvicorn"
     log_level: str = "warning"
@@ -189,6 +194,18 @@ def bind_engine_control(port: int | None) -> socket.socket:
         except StartupFailure:
             continue
     return bind_socket("127.0.0.1", 0, "engine control")
+
+
+def host_policy(options: RunOptions) -> HostPolicy:
+    """The ``Host`` values the admin and engine-control ports answer: loopback names, IP
+    addresses, the ``--host`` name and ``options.allowed_hosts``
+    (:class:`mocks.engine.hosts.HostPolicy`; the data plane answers every ``Host``). Raises
+    :class:`StartupFailure` (exit 2) for a malformed ``--allowed-host``.
+    Source: docs/security.md "The admin port: API key, origins and Host"."""
+    try:
+        return HostPolicy(options.allowed_hosts, bind_host=options.host)
+    except ValueError as error:
+        raise StartupFailure(EXIT_CONFIG_ERROR, str(error)) from None
 
 
 def data_dir_of(options: RunOptions) -> Path:
@@ -570,6 +587,7 @@ def run_server(options: RunOptions) -> int:
     logging.basicConfig(level=options.log_level.upper(), format="%(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
     try:
+        hosts = host_policy(options)
         engine, config = prepare(options)
         tls = resolve_tls(options, config)
         admin_tls = resolve_admin_tls(options) if options.full else None
@@ -610,7 +628,8 @@ def run_server(options: RunOptions) -> int:
             apps[0] = ("data", https_redirect_app(data_app, https_socket.getsockname()[1]),
                        data_socket)
     if control_socket is not None and token is not None:
-        apps.append(("control", EngineControlApp(control, token.value), control_socket))
+        apps.append(("control", EngineControlApp(control, token.value, hosts),
+                     control_socket))
     mocks_loaded = engine.snapshot.mock_count
     mocks_dropped = 0
     if options.full:
@@ -625,7 +644,8 @@ def run_server(options: RunOptions) -> int:
             return EXIT_LISTEN_ERROR
         from mockd_project.middleware import build_admin_application
 
-        apps.append(("admin", build_admin_application(auth_enabled=not options.no_auth),
+        apps.append(("admin", build_admin_application(auth_enabled=not options.no_auth,
+                                                      hosts=hosts),
                      admin_socket))
     data_port = data_socket.getsockname()[1]
     runtime.ports = {"data": data_port}

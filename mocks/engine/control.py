@@ -9,7 +9,8 @@ routes mirror the admin's (behavior notes §16): ``/health``, ``/config``, ``/mo
 table resets them too), ``/state…``, ``/sse…``, ``/mocks/{id}/sse/…``, ``/websocket/…`` and
 ``/mocks/{id}/websocket/connections``, ``/chaos…`` (:mod:`chaos.control`). Only
 ``mockd engine`` binds that port (never full mode); each request must carry the engine token,
-send JSON bodies and no ``Origin`` header (:func:`gate_answer`), so no web page can reach it.
+name an allowed ``Host`` (:mod:`mocks.engine.hosts`), send JSON bodies and no ``Origin`` header
+(:func:`gate_answer`), so no web page can reach it, a DNS-rebound one included.
 
 Concurrency: every method runs on the engine's event loop (ARCHITECTURE seam 5); the request
 log and the snapshot are only touched there.
@@ -49,6 +50,7 @@ from mocks.protocols.websocket.handler import hub_of
 from mocks.protocols.websocket.hub import CLOSE_NORMAL as WS_CLOSE_NORMAL, WebSocketHub
 from mocks.engine.app import Receive, Scope, Send, acknowledge_lifespan, read_body
 from mocks.engine.core import Engine, utc_timestamp
+from mocks.engine.hosts import LOOPBACK_ONLY, HostPolicy
 from mocks.core.errors import ConfigError
 from mocks.loader import validate_config
 from mocks.protocols.streaming.runtime import CHUNKED as STREAM_CHUNKED, SSE as STREAM_SSE
@@ -467,16 +469,22 @@ UNSUPPORTED_MEDIA_TYPE = {"error": "unsupported_media_type",
                                      "Content-Type: application/json."}
 
 
-def gate_answer(scope: Scope, token: str) -> tuple[int, dict[str, str]] | None:
+def gate_answer(scope: Scope, token: str,
+                hosts: HostPolicy = LOOPBACK_ONLY) -> tuple[int, dict[str, str]] | None:
     """Why a request to the engine-control port is refused, or None when it may go on.
 
-    Checks, in this order and before any byte of the body is read (behavior notes §16): an
-    ``Origin`` header -> 403 ``origin_refused`` (no web page may reach the port); no
+    Checks, in this order and before any byte of the body is read (behavior notes §16): a
+    ``Host`` that ``hosts`` refuses -> 400 ``host_not_allowed`` (a page on a rebound DNS name,
+    :mod:`mocks.engine.hosts`); an ``Origin`` header -> 403 ``origin_refused`` (no web page
+    may reach the port); no
     ``X-Engine-Token`` -> 401 ``missing_engine_token``; a different token (compared in constant
     time) -> 401 ``invalid_engine_token``; a POST, PUT or PATCH whose ``Content-Type`` is not
     ``application/json`` (parameters such as ``charset`` allowed) -> 415
     ``unsupported_media_type``. Returns ``(status, {error, message})``.
     """
+    refused_host = hosts.refusal(scope.get("headers") or (), "engine-control port")
+    if refused_host is not None:
+        return 400, refused_host
     presented: bytes | None = None
     content_type = b""
     for name, value in scope.get("headers") or ():
@@ -501,23 +509,27 @@ def gate_answer(scope: Scope, token: str) -> tuple[int, dict[str, str]] | None:
 class EngineControlApp:
     """HTTP face of :class:`EngineControl` (bound to loopback; not for clients).
 
-    Every request passes :func:`gate_answer` first: no ``Origin`` header, the engine token in
-    ``X-Engine-Token``, JSON bodies only (behavior notes §16). Errors use the admin body
-    ``{error, message}``: 400 ``invalid_json`` / ``validation_error`` / ``missing_criteria``,
-    401 ``missing_engine_token`` / ``invalid_engine_token``, 403 ``origin_refused``, 404
+    Every request passes :func:`gate_answer` first: an allowed ``Host``, no ``Origin``
+    header, the engine token in ``X-Engine-Token``, JSON bodies only (behavior notes §16).
+    Errors use the admin body ``{error, message}``: 400 ``host_not_allowed`` /
+    ``invalid_json`` / ``validation_error`` / ``missing_criteria``, 401
+    ``missing_engine_token`` / ``invalid_engine_token``, 403 ``origin_refused``, 404
     ``not_found``, 415 ``unsupported_media_type``.
 
     Args:
         control: the engine's control interface.
         token: the engine token every request must present; must not be empty (raises
             ValueError).
+        hosts: the ``Host`` values answered (default: loopback names and IP addresses;
+            ``--allowed-host`` adds names).
     """
 
-    def __init__(self, control: EngineControl, token: str):
+    def __init__(self, control: EngineControl, token: str, hosts: HostPolicy = LOOPBACK_ONLY):
         if not token:
             raise ValueError("the engine-control port needs a non-empty engine token")
         self.control = control
         self._token = token
+        self._hosts = hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -525,7 +537,7 @@ class EngineControlApp:
             return
         if scope["type"] != "http":
             return
-        refused = gate_answer(scope, self._token)
+        refused = gate_answer(scope, self._token, self._hosts)
         if refused is not None:
             await _answer(send, *refused)
             return

@@ -18,7 +18,7 @@ async def _scenario() -> dict:
     control_transport = httpx.ASGITransport(app=EngineControlApp(control, token="t0ken"))
     data_transport = httpx.ASGITransport(app=DataPlaneApp(engine))
     results: dict = {}
-    async with httpx.AsyncClient(transport=control_transport, base_url="http://control",
+    async with httpx.AsyncClient(transport=control_transport, base_url="http://localhost",
                                  headers={"X-Engine-Token": "t0ken",
                                           "Content-Type": "application/json"}) as link, \
             httpx.AsyncClient(transport=data_transport, base_url="http://data") as data:

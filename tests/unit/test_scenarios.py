@@ -33,7 +33,7 @@ def _clients(engine: Engine):
     control = EngineControl(engine, max_log_entries=10)
     link = httpx.AsyncClient(
         transport=httpx.ASGITransport(app=EngineControlApp(control, token="t")),
-        base_url="http://control",
+        base_url="http://localhost",
         headers={"X-Engine-Token": "t", "Content-Type": "application/json"})
     data = httpx.AsyncClient(transport=httpx.ASGITransport(app=DataPlaneApp(engine)),
                              base_url="http://data")

@@ -34,7 +34,7 @@ def _ask(method: str, path: str, headers: dict[str, str], body: bytes = b"") -> 
 
     async def go() -> httpx.Response:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                     base_url="http://control") as client:
+                                     base_url="http://localhost") as client:
             return await client.request(method, path, headers=headers, content=body)
 
     return asyncio.run(go())

@@ -22,7 +22,7 @@ async def test_engine_control_lists_reads_and_closes_sse_connections_and_buffers
     control = EngineControl(engine, max_log_entries=10)
     transport = httpx.ASGITransport(app=EngineControlApp(control, token="t0ken"))
     app = DataPlaneApp(engine)
-    async with httpx.AsyncClient(transport=transport, base_url="http://control",
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost",
                                  headers={"X-Engine-Token": "t0ken",
                                           "Content-Type": "application/json"}) as link:
         client = FakeClient(app, "/live")

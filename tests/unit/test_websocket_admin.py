@@ -113,7 +113,7 @@ def linked():
     engine = engine_with(CHAT, SCRIPT, http_mock("plain", "GET", "/plain"))
     control = EngineControl(engine, max_log_entries=10)
     transport = httpx.ASGITransport(app=EngineControlApp(control, token="t0ken"))
-    client = httpx.AsyncClient(transport=transport, base_url="http://control",
+    client = httpx.AsyncClient(transport=transport, base_url="http://localhost",
                                headers={"X-Engine-Token": "t0ken",
                                         "Content-Type": "application/json"})
     return engine, control, client
