@@ -39,6 +39,8 @@ def _secret_key() -> str:
 
 SECRET_KEY = _secret_key()
 DEBUG = False
+# The admin gateway checks Host before Django sees a request (mocks.engine.hosts: loopback
+# names, IP addresses, --allowed-host), so Django itself accepts any.
 ALLOWED_HOSTS = ["*"]
 
 INSTALLED_APPS = [
