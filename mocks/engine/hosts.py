@@ -8,9 +8,10 @@ engine-control port. Allowed without configuration:
 
 * ``localhost`` and names under ``.localhost`` (browsers resolve them to loopback themselves,
   no DNS answer can rebind them);
-* IP addresses (``127.0.0.1``, ``[::1]``, ``192.168.1.5``): rebinding needs a DNS name, and a
-  page whose address is an IP literal is on that machine already;
-* the name the server was told to listen on (``--host``), when it is a name;
+* loopback IP addresses (``127.0.0.1``, any ``127.x.y.z``, ``[::1]``);
+* the address or name the server was told to listen on (``--host``); with a wildcard
+  (``0.0.0.0``, ``::``) every IP address, since the port is then meant to be reached by
+  address from other machines (rebinding needs a DNS name, never an IP literal);
 * the names given with ``--allowed-host`` (env ``MOCKD_ALLOWED_HOSTS``); ``*`` allows any.
 
 Any port goes with an allowed name. A request without a ``Host`` header (HTTP/1.0) is
@@ -91,13 +92,17 @@ class HostPolicy:
                 self.allow_any = True
                 continue
             if is_ip_address(entry.strip("[]")):
-                continue  # every IP address is answered already
+                names.add(str(ipaddress.ip_address(entry.strip("[]"))))
+                continue
             name = host_name(entry)
             if name is None:
                 raise ValueError(f"--allowed-host {entry!r} is not a host name")
             names.add(name)
-        if bind_host and bind_host.strip() not in WILDCARD_HOSTS:
-            name = host_name(bind_host)
+        #: Whether every IP address is answered (the port listens on every interface).
+        self.any_address = bool(bind_host) and bind_host.strip() in WILDCARD_HOSTS
+        if bind_host and not self.any_address:
+            bare = bind_host.strip().strip("[]")
+            name = str(ipaddress.ip_address(bare)) if is_ip_address(bare) else host_name(bind_host)
             if name is not None:
                 names.add(name)
         #: Configured names (lower case, no port), besides the loopback names and IPs.
@@ -111,8 +116,13 @@ class HostPolicy:
         name = host_name(value)
         if name is None:
             return False
-        return (name in LOOPBACK_NAMES or name.endswith(".localhost") or name in self.names
-                or is_ip_address(name))
+        if name in LOOPBACK_NAMES or name.endswith(".localhost") or name in self.names:
+            return True
+        try:
+            address = ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return self.any_address or address.is_loopback or str(address) in self.names
 
     def refusal(self, headers: Iterable[tuple[bytes, bytes]], port: str) -> dict[str, str] | None:
         """The 400 body ``{"error": "host_not_allowed", "message"}`` for a request whose ASGI
@@ -126,7 +136,7 @@ class HostPolicy:
                 quoted = text if len(text) <= _QUOTED_MAX else text[:_QUOTED_MAX] + "..."
                 return {"error": HOST_NOT_ALLOWED,
                         "message": f"Host {quoted!r} is not allowed on the {port}: it answers "
-                                   f"localhost, IP addresses such as 127.0.0.1 or [::1], and "
+                                   f"localhost, 127.0.0.1, [::1], the --host address and "
                                    f"the names given with --allowed-host (env "
                                    f"MOCKD_ALLOWED_HOSTS); this guards against DNS rebinding. "
                                    f"Use http://localhost:<port> or start mockd with "
@@ -134,5 +144,5 @@ class HostPolicy:
         return None
 
 
-#: The policy of a port nobody configured: loopback names and IP addresses only.
+#: The policy of a port nobody configured: loopback names and addresses only.
 LOOPBACK_ONLY = HostPolicy()

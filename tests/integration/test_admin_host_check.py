@@ -1,5 +1,5 @@
 """A real server against a DNS-rebound page and path traversal: with ``--no-auth`` the admin
-port and the engine-control port answer loopback names, IP addresses and ``--allowed-host``
+port and the engine-control port answer loopback names and addresses and ``--allowed-host``
 names only (400 ``host_not_allowed`` otherwise), the data plane answers every ``Host``, and
 ``GET /static/../x`` is a 404, never a 500.
 

@@ -45,7 +45,8 @@ def test_host_name_parses_a_host_header(value, name):
     pytest.param("app.localhost:4290", True, id="under .localhost"),
     pytest.param("127.0.0.1:4290", True, id="127.0.0.1"),
     pytest.param("[::1]:4290", True, id="[::1]"),
-    pytest.param("192.168.1.5:4290", True, id="an IP address of the machine"),
+    pytest.param("127.0.0.2:4290", True, id="another loopback address"),
+    pytest.param("192.168.1.5:4290", False, id="a LAN address the server does not listen on"),
     pytest.param(None, True, id="no Host header (HTTP/1.0)"),
     pytest.param("", True, id="empty Host header"),
     pytest.param("attacker.example:4290", False, id="a rebound name"),
@@ -59,10 +60,15 @@ def test_loopback_policy(value, allowed):
 
 def test_policy_adds_allowed_hosts_and_the_bind_name():
     policy = HostPolicy(["Mock.Test:80", "::1", "[::1]"], bind_host="box.lan")
-    assert policy.names == {"mock.test", "box.lan"}
+    assert policy.names == {"mock.test", "box.lan", "::1"}
     assert policy.allows("mock.test:4290") and policy.allows("BOX.LAN")
     assert not policy.allows("other.test")
     assert HostPolicy(bind_host="0.0.0.0").names == frozenset()
+    assert HostPolicy(bind_host="0.0.0.0").allows("192.168.1.5:4290")
+    assert not HostPolicy(bind_host="0.0.0.0").allows("attacker.example")
+    assert HostPolicy(bind_host="192.168.1.5").allows("192.168.1.5:4290")
+    assert not HostPolicy(bind_host="192.168.1.5").allows("192.168.1.6")
+    assert HostPolicy(["10.1.2.3"]).allows("10.1.2.3:80")
     assert HostPolicy(["*"]).allows("anything.example")
 
 
