@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import ssl
 import time
@@ -129,6 +130,29 @@ def device_topic(topic: str, device_id: str) -> str:
     return f"{topic}/{device_id}"
 
 
+def _utf8(value: str | bytes | None) -> bytes:
+    if value is None:
+        return b""
+    return value if isinstance(value, bytes) else value.encode("utf-8", "surrogateescape")
+
+
+def credentials_match(users: dict[str, tuple[str, Any]], username: str | bytes | None,
+                      password: str | bytes | None) -> bool:
+    """Whether a CONNECT's ``username`` and ``password`` (text or bytes, None when absent)
+    name a configured user of ``users`` (``username -> (password, acl)``).
+
+    The password is compared in constant time (:func:`hmac.compare_digest`), and an unknown
+    user costs the same comparison against an empty password, so the answer time tells
+    nothing about the password or about which usernames exist. Source: behavior notes §10
+    "GraphQL, gRPC, WebSocket, MQTT mock configs" (``auth.users``).
+    """
+    name = _utf8(username).decode("utf-8", "surrogateescape")
+    known = users.get(name)
+    expected = _utf8(known[0]) if known is not None else b""
+    matches = hmac.compare_digest(_utf8(password), expected)
+    return matches and known is not None
+
+
 # ------------------------------------------------------------------------------- the plugin
 
 class MockdPlugin(BaseAuthPlugin):
@@ -139,13 +163,13 @@ class MockdPlugin(BaseAuthPlugin):
     service: "MqttPortService | None" = None
 
     async def authenticate(self, *, session: Any) -> bool | None:
-        """True when auth is off or the CONNECT's username and password match a user."""
+        """True when auth is off or the CONNECT's username and password match a user
+        (:func:`credentials_match`)."""
         service = self.service
         users = service.table.users if service is not None else None
         if users is None:
             return True
-        known = users.get(session.username or "")
-        return known is not None and known[0] == (session.password or "")
+        return credentials_match(users, session.username, session.password)
 
     async def on_broker_client_connected(self, *, client_id: str, client_session: Any) -> None:
         """Track the connection (``/mqtt-connections``)."""
