@@ -22,6 +22,11 @@ Shape (every duration is ``"400ms"``, ``"5s"`` or an integer of ms; stored as in
         messageAdded:
           events: [{data: {id: 1, text: hi}, delay: 50ms}]
           timing: {fixedDelay: 1s, randomDelay: "100ms-500ms", repeat: false}
+      limits:                          # cost limits of each request (defaults shown)
+        maxDepth: 32                   # nesting of fields, through fragments
+        maxComplexity: 10000           # estimated fields in the answer, fragments expanded
+        maxAliases: 200                # aliases, fragments expanded
+        timeoutMs: 1000                # time one operation may hold the event loop
 
 A resolver is an object as above, or a list of variants (the same as ``{variants: [...]}``).
 A variant is ``{match?: {args}, response?, delay?, error?: {message, path?, extensions?}}``;
@@ -31,7 +36,9 @@ a variant without ``match`` always fits. A field with no resolver (or whose reso
 Source: behavior notes §10 (``graphql`` row: ``path``, ``schema`` / ``schemaFile``,
 ``introspection`` (false), ``resolvers`` with ``response``, ``delay``, ``match: {args}``,
 ``error: {message, path[], extensions}``, ``subscriptions`` with ``events`` and ``timing``);
-SPEC "Mock", "Templating".
+SPEC "Mock", "Templating". ``limits`` is this project's own: SPEC "Mock" does not show the
+``graphql`` fields and SPEC "Limits" shows no request-size limits
+(:mod:`mocks.protocols.graphql.limits` says how each figure is counted).
 """
 from __future__ import annotations
 
@@ -170,6 +177,51 @@ class Subscription(Strict):
     timing: SubscriptionTiming = Field(default_factory=SubscriptionTiming)
 
 
+#: Default and largest ``limits.maxDepth``: graphql-core executes a level of nesting in a few
+#: Python frames, so far deeper queries would reach the interpreter's recursion limit.
+DEFAULT_MAX_DEPTH = 32
+MAX_MAX_DEPTH = 100
+#: Default ``limits.maxComplexity`` (estimated fields in the answer).
+DEFAULT_MAX_COMPLEXITY = 10_000
+#: Default ``limits.maxAliases`` (aliases, fragments expanded).
+DEFAULT_MAX_ALIASES = 200
+#: Default ``limits.timeoutMs`` (ms one operation may hold the event loop).
+DEFAULT_TIMEOUT_MS = 1000
+
+
+class QueryLimits(Strict):
+    """``limits``: the cost limits every request of the mock is checked against, before it
+    runs (depth, complexity, aliases; a request over one is answered 400 with a GraphQL
+    error naming the key) and while it runs (``timeoutMs``). Over HTTP and WebSocket alike.
+
+    Attributes:
+        max_depth: ``maxDepth``, the deepest nesting of fields, counted through fragment
+            spreads and inline fragments (1 to 100; default 32).
+        max_complexity: ``maxComplexity``, the estimated number of fields in the answer,
+            fragments expanded, each list counted as 3 items (>= 1; default 10,000).
+        max_aliases: ``maxAliases``, aliased fields, fragments expanded (>= 0; default 200).
+        timeout_ms: ``timeoutMs``, in milliseconds: how long one operation may hold the
+            server's event loop without pausing (waits of a ``delay`` do not count); past
+            it the operation stops and answers a GraphQL error (1 ms to 24 h, or a duration
+            such as ``"2s"``; default 1000).
+    """
+
+    max_depth: int = Field(DEFAULT_MAX_DEPTH, alias="maxDepth", ge=1, le=MAX_MAX_DEPTH,
+                           strict=True)
+    max_complexity: int = Field(DEFAULT_MAX_COMPLEXITY, alias="maxComplexity", ge=1,
+                                strict=True)
+    max_aliases: int = Field(DEFAULT_MAX_ALIASES, alias="maxAliases", ge=0, strict=True)
+    timeout_ms: DurationMs = Field(DEFAULT_TIMEOUT_MS, alias="timeoutMs")
+
+    @field_validator("timeout_ms")
+    @classmethod
+    def _timeout_positive(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("timeoutMs must be at least 1 ms (raise it to allow longer "
+                             "queries; it cannot be switched off)")
+        return value
+
+
 class GraphQLMock(Strict):
     """The ``graphql`` block of a mock (see the module docstring)."""
 
@@ -179,6 +231,7 @@ class GraphQLMock(Strict):
     introspection: bool = False
     resolvers: dict[str, Resolver] = Field(default_factory=dict)
     subscriptions: dict[str, Subscription] = Field(default_factory=dict)
+    limits: QueryLimits = Field(default_factory=QueryLimits)
 
     @field_validator("path")
     @classmethod

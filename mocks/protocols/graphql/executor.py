@@ -1,7 +1,11 @@
 """Executing GraphQL operations of one compiled ``graphql`` mock with graphql-core.
 
-* :class:`DocumentCache`: query text -> parsed and validated document (bounded LRU), so a
-  repeated query is parsed and validated once.
+* :class:`DocumentCache`: query text -> parsed, measured and validated document (bounded
+  LRU), so a repeated query is parsed and validated once. Each operation is measured against
+  the mock's ``limits`` (:mod:`mocks.protocols.graphql.limits`: depth and complexity through
+  fragments, aliases) *before* validation, and a long text is parsed and validated on a
+  worker thread (:meth:`DocumentCache.prepare`): graphql-core's validation of some documents
+  grows quadratically (many same-named fields over many fragments: 12 KB took 1.5 s).
 * :class:`CompiledResolver`: one ``resolvers."Type.field"`` entry: variants tried in order
   (``match: {args}``), a templated ``response`` (``{{args.<name>}}``, ``{{request.*}}``,
   ``{{faker.*}}``...), ``delay``, ``error``, or a table action.
@@ -16,11 +20,14 @@
   value of its type (:mod:`mocks.protocols.graphql.fake`), seeded per field path when the
   request carries a seed (``?_mock_seed=N``, ``X-Mockd-Seed``).
 
-Concurrency: single owner (the engine loop). Only delayed resolvers await.
+Concurrency: single owner (the engine loop); only the pure parse, measurement and validation
+of :meth:`DocumentCache.prepare` run on a worker thread. Only delayed resolvers await. Every
+field resolution checks the operation's time budget (``limits.timeoutMs``, kept by its
+:class:`RunContext`), so one operation never holds the loop much longer than that.
 
 Source: behavior notes §10 (``graphql``: resolvers with ``response``, ``delay``,
 ``match: {args}``, ``error: {message, path, extensions}``; ``introspection`` (false)); §4
-(seed precedence); SPEC "Templating", "Extend binding".
+(seed precedence); SPEC "Templating", "Extend binding", "Mock".
 """
 from __future__ import annotations
 
@@ -28,7 +35,9 @@ import asyncio
 import random
 import re
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field as dataclass_field
+from time import perf_counter
 from typing import Any, Callable
 
 from graphql import (DocumentNode, ExecutionResult, GraphQLError, GraphQLList, GraphQLNonNull,
@@ -41,16 +50,21 @@ from mocks.core.errors import ConfigError
 from mocks.core.request import MockRequest
 from mocks.core.templating import (RenderContext, TemplateError, TemplateState,
                                    ValueTemplate, compile_template, compile_value)
-from mocks.protocols.graphql.config import GraphQLMock, Resolver, ResolverVariant
+from mocks.protocols.graphql.config import (DEFAULT_TIMEOUT_MS, GraphQLMock, QueryLimits,
+                                            Resolver, ResolverVariant)
 from mocks.protocols.graphql.fake import fake_value
 from mocks.protocols.graphql.fastpath import Fallback, plan_query
+from mocks.protocols.graphql.limits import BudgetSpent, limit_errors, measure_document
 
 #: Distinct query texts kept parsed and validated per mock.
 DOCUMENT_CACHE_SIZE = 512
 #: Longest query text parsed, in characters (longer ones are refused, not cached).
 MAX_QUERY_LENGTH = 256 * 1024
-#: Deepest nesting of selections a query may have (a bound on fake-data generation).
-MAX_DEPTH = 32
+#: Longest query text prepared on the event loop, in characters; a longer one (not yet
+#: cached) is parsed, measured and validated on a worker thread, so the loop keeps serving.
+INLINE_PREPARE_LENGTH = 1024
+#: Worker threads preparing long query texts (shared by every mock).
+PREPARE_WORKERS = 2
 #: Answers kept per mock by (query text, operation name, variables) when they are pure.
 RESULT_MEMO_SIZE = 1024
 #: A template expression that reads only the field's arguments (``{{args.id}}``).
@@ -93,30 +107,62 @@ class PreparedDocument:
 
 class DocumentCache:
     """Query text -> :class:`PreparedDocument`, least recently used dropped past
-    ``size`` entries."""
+    ``size`` entries.
 
-    __slots__ = ("schema", "rules", "size", "_entries")
+    Preparing a text: parse (at most 50,000 tokens), measure every operation against
+    ``limits`` (:func:`~mocks.protocols.graphql.limits.limit_errors`; a document over a
+    limit is not validated), then validate against the schema. Errors of each step are the
+    prepared document's ``errors`` and are cached like a valid document.
+    """
+
+    __slots__ = ("schema", "rules", "size", "limits", "_entries")
 
     def __init__(self, schema: GraphQLSchema, introspection: bool,
-                 size: int = DOCUMENT_CACHE_SIZE):
+                 size: int = DOCUMENT_CACHE_SIZE, limits: QueryLimits | None = None):
         self.schema = schema
         self.rules = tuple(specified_rules) if introspection else \
             (*specified_rules, NoSchemaIntrospectionCustomRule)
         self.size = size
+        self.limits = limits if limits is not None else QueryLimits()
         self._entries: OrderedDict[str, PreparedDocument] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def get(self, text: str) -> PreparedDocument:
-        """The prepared document of ``text`` (parsed and validated on first sight)."""
+        """The prepared document of ``text``, prepared on the calling thread on first
+        sight (:meth:`prepare` is what the request paths use)."""
+        prepared = self.cached(text)
+        if prepared is None:
+            prepared = self._keep(text, self._prepare(text))
+        return prepared
+
+    async def prepare(self, text: str) -> PreparedDocument:
+        """The prepared document of ``text``: from the cache, else prepared on the loop
+        when the text is at most :data:`INLINE_PREPARE_LENGTH` characters, else on a worker
+        thread (parse, measurement and validation only read the schema and the text)."""
+        prepared = self.cached(text)
+        if prepared is not None:
+            return prepared
+        if len(text) <= INLINE_PREPARE_LENGTH or len(text) > MAX_QUERY_LENGTH:
+            prepared = self._prepare(text)
+        else:
+            prepared = await asyncio.get_running_loop().run_in_executor(
+                _prepare_pool(), self._prepare, text)
+        return self._keep(text, prepared)
+
+    def cached(self, text: str) -> PreparedDocument | None:
+        """The prepared document of ``text`` when it is cached, else None (nothing is
+        prepared)."""
         entries = self._entries
         prepared = entries.get(text)
         if prepared is not None:
             entries.move_to_end(text)
-            return prepared
-        prepared = self._prepare(text)
+        return prepared
+
+    def _keep(self, text: str, prepared: PreparedDocument) -> PreparedDocument:
         if len(text) <= MAX_QUERY_LENGTH:
+            entries = self._entries
             entries[text] = prepared
             if len(entries) > self.size:
                 entries.popitem(last=False)
@@ -130,32 +176,26 @@ class DocumentCache:
             document = parse(Source(text, "GraphQL request"), max_tokens=50_000)
         except GraphQLError as error:
             return PreparedDocument(None, (error,), {})
-        errors = validate(self.schema, document, self.rules, max_errors=20)
+        # Measured before validation: validation itself grows faster than linearly with
+        # some documents, and a document over a limit is refused either way.
+        errors = limit_errors(measure_document(self.schema, document), self.limits)
         if not errors:
-            depth = _depth(document)
-            if depth > MAX_DEPTH:
-                errors = [GraphQLError(f"Query is nested {depth} levels deep; at most "
-                                       f"{MAX_DEPTH} are answered.")]
+            errors = validate(self.schema, document, self.rules, max_errors=20)
         operations = {definition.name.value if definition.name else None: definition
                       for definition in document.definitions
                       if isinstance(definition, OperationDefinitionNode)}
         return PreparedDocument(document, tuple(errors), operations)
 
 
-def _depth(document: DocumentNode) -> int:
-    deepest = 0
-    stack = [(definition.selection_set, 1) for definition in document.definitions
-             if getattr(definition, "selection_set", None) is not None]
-    while stack:
-        selection_set, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if depth > MAX_DEPTH:
-            break
-        for selection in selection_set.selections:
-            child = getattr(selection, "selection_set", None)
-            if child is not None:
-                stack.append((child, depth + 1))
-    return deepest
+_pool: ThreadPoolExecutor | None = None
+
+
+def _prepare_pool() -> ThreadPoolExecutor:
+    """The worker threads of :meth:`DocumentCache.prepare`, made on first use."""
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(PREPARE_WORKERS, thread_name_prefix="mockd-graphql-prepare")
+    return _pool
 
 
 # ---------------------------------------------------------------------------- resolvers
@@ -170,15 +210,30 @@ class RunContext:
         state: the engine's template state.
         pure: stays True while every value came from the query text, the operation name
             and the variables alone (the answer may then be remembered).
+        budget_ms: the operation's time budget in ms (``limits.timeoutMs``).
+        deadline: when the budget's current stretch ends, a :func:`time.perf_counter`
+            value in seconds (the first stretch starts now);
+            :meth:`GraphQLExecutor.resolve_field` checks it.
+        over_budget: set when a field found the budget spent (the answer is then
+            :func:`~mocks.protocols.graphql.limits.time_budget_error`, never remembered).
     """
 
-    __slots__ = ("request", "seed", "state", "pure")
+    __slots__ = ("request", "seed", "state", "pure", "budget_ms", "deadline", "over_budget")
 
-    def __init__(self, request: MockRequest, seed: int | None, state: TemplateState):
+    def __init__(self, request: MockRequest, seed: int | None, state: TemplateState,
+                 budget_ms: int = DEFAULT_TIMEOUT_MS):
         self.request = request
         self.seed = seed
         self.state = state
         self.pure = True
+        self.budget_ms = budget_ms
+        self.deadline = perf_counter() + budget_ms / 1000.0
+        self.over_budget = False
+
+    def restart_budget(self) -> None:
+        """Start a new stretch of the time budget: the loop was free until now (after a
+        ``delay``, before a subscription event)."""
+        self.deadline = perf_counter() + self.budget_ms / 1000.0
 
     def rng_for(self, info: Any) -> random.Random:
         """The random stream of one field: the process-wide one, or with a seed, one
@@ -402,9 +457,10 @@ def _reads_only_args(value: Any) -> bool:
     return True
 
 
-def _delayed(seconds: float, produce: Callable[[], Any]) -> Any:
+def _delayed(seconds: float, produce: Callable[[], Any], run: RunContext) -> Any:
     async def later() -> Any:
         await asyncio.sleep(seconds)
+        run.restart_budget()
         return produce()
 
     return later()
@@ -431,7 +487,10 @@ class GraphQLExecutor:
                  bindings: dict[str, Any] | None = None, tables: Any = None):
         self.schema = schema
         self.introspection = config.introspection
-        self.documents = DocumentCache(schema, config.introspection)
+        #: The mock's ``limits`` (checked by :attr:`documents`; ``timeout_ms`` is the time
+        #: budget of each :class:`RunContext`).
+        self.limits = config.limits
+        self.documents = DocumentCache(schema, config.introspection, limits=config.limits)
         #: ``(query text, operation name, variables JSON) -> (status, response document)``.
         self.memo: OrderedDict[tuple[str, str | None, bytes], tuple[int, dict[str, Any]]] = \
             OrderedDict()
@@ -490,6 +549,10 @@ class GraphQLExecutor:
         """graphql-core's field resolver: configured resolver, else the parent's value by
         field name, else a fake value of the field's type (a subscription event's root
         field: the event's value)."""
+        run = info.context
+        if perf_counter() > run.deadline:
+            run.over_budget = True
+            raise BudgetSpent(f"the time budget of {run.budget_ms} ms is spent")
         if parent.__class__ is EventRoot:
             return parent.produce(args, info)
         by_field = self.resolvers.get(info.parent_type.name)
@@ -500,17 +563,18 @@ class GraphQLExecutor:
                 if variant is not None and variant.answers:
                     if variant.delay_seconds:
                         return _delayed(variant.delay_seconds,
-                                        lambda: variant.value(args, info))
+                                        lambda: variant.value(args, info), run)
                     return variant.value(args, info)
                 table = resolver.table
                 if table is not None:
                     if variant is not None and variant.delay_seconds:
-                        return _delayed(variant.delay_seconds, lambda: table.value(args, info))
+                        return _delayed(variant.delay_seconds, lambda: table.value(args, info),
+                                        run)
                     return table.value(args, info)
                 if variant is not None and variant.delay_seconds:
-                    info.context.pure = False
+                    run.pure = False
                     return _delayed(variant.delay_seconds,
-                                    lambda: self._default(parent, info))
+                                    lambda: self._default(parent, info), run)
         return self._default(parent, info)
 
     def _default(self, parent: Any, info: Any) -> Any:

@@ -11,20 +11,26 @@ Requests:
 
 Answers (``application/json``): ``{"data": ..., "errors"?: [...]}``; 200 when the operation
 ran (field errors included); 400 with ``{"errors": [...]}`` when the body is not JSON, there
-is no query, the document does not parse or validate against the schema (introspection
-too when it is off), the operation cannot be chosen, the variables are not an object or do
-not fit, or the operation is a subscription (served over WebSocket at the same path); 405
-for other methods. Never a traceback: a failure inside execution is one GraphQL error.
+is no query, the document goes over one of the mock's ``limits`` (depth, complexity, aliases:
+checked before validation, :mod:`~mocks.protocols.graphql.limits`), does not parse or
+validate against the schema (introspection too when it is off), the operation cannot be
+chosen, the variables are not an object or do not fit, the operation is a subscription
+(served over WebSocket at the same path), or it ran past its time budget
+(``limits.timeoutMs``; ``extensions.code`` ``QUERY_TIMEOUT``); 405 for other methods. Never a
+traceback: a failure inside execution is one GraphQL error. The operations of a batch run
+one after another, the loop free to serve other requests between them.
 
 Each request is one request-log entry with ``protocol: graphql``, ``graphqlOpType``
 (``query`` | ``mutation`` | ``subscription``), ``graphqlOperationName`` and a ``graphql``
 object ``{operationType, operationName, errors}``.
 
 Source: behavior notes §10 (``graphql`` row), §1 (request log filter ``graphqlOpType``);
-the GraphQL over HTTP draft (GET for queries only, ``application/graphql``).
+SPEC "Mock"; the GraphQL over HTTP draft (GET for queries only, ``application/graphql``;
+a response without ``data`` is a 4xx).
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -36,6 +42,7 @@ from mocks.core.responses import JSON_TYPE, Send, send_simple
 from mocks.core.templating import TemplateState, resolve_seed
 from mocks.protocols.graphql.executor import (GraphQLExecutor, RunContext, result_document,
                                               run_to_result)
+from mocks.protocols.graphql.limits import time_budget_error
 
 logger = logging.getLogger("mockd.graphql")
 
@@ -90,7 +97,11 @@ class GraphQLHttpAction:
                     raise RequestProblem(400, f"A batch holds 1 to {MAX_BATCH} operations.")
                 answers = []
                 details = []
-                for one in payload:
+                for index, one in enumerate(payload):
+                    if index:
+                        # Other requests may run in between: each operation's time budget
+                        # bounds one stretch, not the whole batch.
+                        await asyncio.sleep(0)
                     status, document, detail = await self._run_one(request, one, template_state,
                                                                    method)
                     answers.append(document)
@@ -151,7 +162,7 @@ class GraphQLHttpAction:
         if operation_name is not None and not isinstance(operation_name, str):
             raise RequestProblem(400, "operationName must be a string.")
         executor = self.executor
-        prepared = executor.documents.get(query)
+        prepared = executor.documents.cached(query) or await executor.documents.prepare(query)
         if prepared.errors:
             return 400, {"errors": [error.formatted for error in prepared.errors]}, \
                 _details(None, operation_name, True)
@@ -177,7 +188,8 @@ class GraphQLHttpAction:
                 if remembered[1].get("errors"):
                     detail["graphql"]["errors"] = len(remembered[1]["errors"])
                 return remembered[0], remembered[1], detail
-        run = RunContext(request, resolve_seed(request, None), state)
+        run = RunContext(request, resolve_seed(request, None), state,
+                         executor.limits.timeout_ms)
         try:
             result = await run_to_result(executor.execute(
                 prepared.document, name, variables, run, prepared=prepared,
@@ -190,6 +202,9 @@ class GraphQLHttpAction:
             detail["graphql"]["errors"] = 1
             return 500, {"errors": [{"message": "The mock failed to execute the operation; "
                                                 "see the server log."}]}, detail
+        if run.over_budget:
+            detail["graphql"]["errors"] = 1
+            return 400, {"errors": [time_budget_error(executor.limits.timeout_ms)]}, detail
         document = result_document(result)
         if result.errors:
             detail["graphql"]["errors"] = len(result.errors)

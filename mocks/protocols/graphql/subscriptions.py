@@ -22,6 +22,11 @@ operation's selection set like a query; before each event the server waits the e
 rounds). A field without configured events sends three fake events of its type. Then
 ``complete``.
 
+Every operation is checked against the mock's ``limits`` before it runs, like over HTTP
+(:mod:`~mocks.protocols.graphql.limits`: a document over one is an ``error`` message), and
+each run (a query, a mutation, one subscription event) has the time budget
+``limits.timeoutMs``: past it the operation ends with an ``error`` message.
+
 Every operation is one request-log entry (``protocol: graphql``, status 101,
 ``graphqlOpType``, ``graphqlOperationName``, ``wsConnectionId``, ``events`` sent). A changed
 or removed mock closes its connections with 1012.
@@ -49,6 +54,7 @@ from mocks.protocols.graphql.config import Subscription
 from mocks.protocols.graphql.executor import (EventRoot, GraphQLExecutor, RunContext,
                                               result_document, run_to_result)
 from mocks.protocols.graphql.fake import fake_value
+from mocks.protocols.graphql.limits import time_budget_error
 # The upgrade request as WebSocket mocks build it (headers, query, peer of the handshake).
 from mocks.protocols.websocket.session import _upgrade_request
 
@@ -381,7 +387,7 @@ class _Connection:
         if variables is not None and not isinstance(variables, dict):
             self._error(operation.id, [{"message": "Variables must be a JSON object."}])
             return True
-        prepared = executor.documents.get(query)
+        prepared = executor.documents.cached(query) or await executor.documents.prepare(query)
         if prepared.errors:
             self._error(operation.id, [error.formatted for error in prepared.errors])
             return True
@@ -392,10 +398,13 @@ class _Connection:
         operation.kind = chosen.operation.value
         operation.name = chosen.name.value if chosen.name else None
         run = RunContext(self.request, resolve_seed(self.request, None),
-                         self.endpoint.template_state)
+                         self.endpoint.template_state, executor.limits.timeout_ms)
         if chosen.operation is not OperationType.SUBSCRIPTION:
             result = await run_to_result(executor.execute(prepared.document, operation.name,
                                                           variables, run, prepared=prepared))
+            if run.over_budget:
+                self._error(operation.id, [time_budget_error(executor.limits.timeout_ms)])
+                return True
             if result.data is None and result.errors:
                 self._error(operation.id, [error.formatted for error in result.errors])
                 return True
@@ -432,8 +441,12 @@ class _Connection:
                 else:
                     root = EventRoot(lambda args, info, template=template: template.render(
                         RenderContext(self.request, {}, run.seed, run.state, args)))
+                run.restart_budget()
                 result = await run_to_result(executor.execute(
                     document, operation.name, variables, run, root_value=root))
+                if run.over_budget:
+                    self._error(operation.id, [time_budget_error(executor.limits.timeout_ms)])
+                    return True
                 if result.data is None and result.errors:
                     self._error(operation.id, [error.formatted for error in result.errors])
                     return True
