@@ -36,6 +36,7 @@ from mocks.core.yamldoc import DocumentTooLarge, safe_load_bounded
 from mocks.engine.control import (CONNECTED_MESSAGE, MISSING_CRITERIA_MESSAGE,
                                   STREAM_KEEPALIVE_SECONDS, criteria_from, sse_frame)
 from mocks.engine.core import utc_timestamp
+from mocks.core.queryparams import MAX_LIMIT, MAX_QUERY_INTEGER, MAX_STATUS
 from mocks.engine.requestlog import QueryParameterError, parse_request_filter
 from mocks.grpc_services import merge_into_port_owner
 from mocks.mqtt_services import merge_into_port_owner as merge_mqtt_into_port_owner
@@ -173,10 +174,12 @@ def list_mocks(request: HttpRequest, type: str | None = None, enabled: bool | No
                workspace_id: str | None = Query(None, alias="workspaceId"),
                parent_id: str | None = Query(None, alias="parentId"),
                folder_id: str | None = Query(None, alias="folderId"),
-               limit: int | None = Query(None, ge=0),
-               offset: int = Query(0, ge=0)) -> dict[str, Any]:
+               limit: int | None = Query(None, ge=0, le=MAX_LIMIT),
+               offset: int = Query(0, ge=0, le=MAX_QUERY_INTEGER)) -> dict[str, Any]:
     """``{mocks, total, count}`` with filters ``type``, ``enabled``, ``search``,
-    ``workspaceId``, ``parentId``/``folderId``, ``limit``, ``offset`` (negative -> 400)."""
+    ``workspaceId``, ``parentId``/``folderId``, ``limit`` (0 to ``MAX_LIMIT``; absent: all),
+    ``offset`` (0 to ``MAX_QUERY_INTEGER``); out of bounds or not a number -> 400
+    ``validation_error`` naming the parameter (SPEC "Limits")."""
     mocks, total = services.list_mocks(MockFilter(
         type=type, enabled=enabled, search=search, workspace_id=workspace_id,
         parent_id=parent_id if parent_id is not None else folder_id, limit=limit,
@@ -304,9 +307,11 @@ async def verify_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
 
 @verification_router.get("/mocks/{mock_id}/invocations", summary="Calls of a mock")
 async def list_invocations(request: HttpRequest, mock_id: str,
-                           limit: int = Query(100, ge=0),
-                           offset: int = Query(0, ge=0)) -> dict[str, Any]:
-    """``{invocations: [{id, timestamp, method, path, headers?, body?}], count, total}``."""
+                           limit: int = Query(100, ge=0, le=MAX_LIMIT),
+                           offset: int = Query(0, ge=0, le=MAX_QUERY_INTEGER)
+                           ) -> dict[str, Any]:
+    """``{invocations: [{id, timestamp, method, path, headers?, body?}], count, total}``;
+    ``limit``/``offset`` bounded as on ``GET /mocks`` (400 ``validation_error``)."""
     control = engine_control()
     await _require_mock(control, mock_id)
     return await control.invocations(mock_id, limit, offset)
@@ -410,9 +415,10 @@ def import_config(request: HttpRequest, replace: bool | None = None,
 
 @requests_router.get("/requests", summary="Request log")
 async def list_requests(
-        request: HttpRequest, limit: int = Query(100, ge=0), offset: int = Query(0, ge=0),
+        request: HttpRequest, limit: int = Query(100, ge=0, le=MAX_LIMIT),
+        offset: int = Query(0, ge=0, le=MAX_QUERY_INTEGER),
         method: str | None = None, path: str | None = None, matched: str | None = None,
-        status: int | None = Query(None, ge=0), protocol: str | None = None,
+        status: int | None = Query(None, ge=0, le=MAX_STATUS), protocol: str | None = None,
         has_error: bool | None = Query(None, alias="hasError"),
         unmatched_only: bool | None = Query(None, alias="unmatchedOnly"),
         workspace_id: str | None = Query(None, alias="workspaceId")) -> dict[str, Any]:

@@ -21,7 +21,8 @@ which persists the definition.
 ``DELETE /state/resources/{name}``             ``{"cleared": true}`` (seed data not restored)
 ``POST /state/resources/{name}/unregister``    ``{deleted: true, resource, message}``
 ``GET /state/resources/{name}/items``          ``{data, meta}`` (``limit`` 100, ``offset``,
-                                               ``sort`` createdAt, ``order`` desc, filters)
+                                               ``sort`` createdAt, ``order`` desc, filters);
+                                               400 ``validation_error`` for a bad number
 ``GET /state/resources/{name}/items/{id}``     item; 404 ``Item not found``
 ``POST /state/resources/{name}/items``         201 item
 ``GET /state/operations``                      ``{operations: [{name, stepCount,
@@ -59,13 +60,20 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router
 
 from mocks.api import engine_control, json_body
-from mocks.services import AdminError
+from mocks.core.queryparams import MAX_LIMIT, MAX_QUERY_INTEGER, QueryParameterError, parse_int
+from mocks.services import AdminError, validation_error
 
 from tables import services
 from tables.control import OPERATION_DELETED_MESSAGE, NameFilter, admin_error_of, operation_error_of
 from tables.errors import TableError
 
 router = Router(tags=["state"])
+
+#: Numeric pagination parameters of the items list: ``name -> (minimum, maximum)``. The list
+#: itself falls back to a default for an unusable value; the admin route says what is wrong.
+PAGE_PARAMETERS = {"limit": (1, MAX_LIMIT), "offset": (0, MAX_QUERY_INTEGER),
+                   "page": (0, MAX_QUERY_INTEGER), "per_page": (1, MAX_LIMIT),
+                   "page_size": (1, MAX_LIMIT)}
 
 
 def _json(payload: Any, status: int = 200) -> HttpResponse:
@@ -79,6 +87,18 @@ def _admin_error(error: TableError, subject: str = "table") -> AdminError:
 
 def _query_lists(request: HttpRequest) -> dict[str, list[str]]:
     return {name: request.GET.getlist(name) for name in request.GET}
+
+
+def check_page_parameters(query: dict[str, list[str]]) -> None:
+    """Refuse a :data:`PAGE_PARAMETERS` value (its first one) that is not a whole number in
+    its bounds: 400 ``validation_error`` ``"<name>: <reason>"`` (SPEC "Limits", "Errors")."""
+    first = {name: values[0] for name, values in query.items()
+             if name in PAGE_PARAMETERS and values}
+    for name, (minimum, maximum) in PAGE_PARAMETERS.items():
+        try:
+            parse_int(first, name, None, minimum=minimum, maximum=maximum)
+        except QueryParameterError as error:
+            raise validation_error(str(error)) from None
 
 
 def _workspace_query() -> Any:
@@ -229,6 +249,7 @@ async def list_items(request: HttpRequest, name: str,
     query = _query_lists(request)
     # workspaceId scopes the route; it is not a field filter on the items.
     query.pop("workspaceId", None)
+    check_page_parameters(query)
     try:
         return await control.table_items(name, query)
     except TableError as error:

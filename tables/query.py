@@ -39,6 +39,9 @@ from tables.ids import id_key, value_text
 
 #: Default and fallback page size (SPEC "Limits").
 DEFAULT_LIMIT = 100
+#: Largest ``limit``/``offset`` used (a signed 32-bit int): a larger value is cut to it, so a
+#: huge number in a query never reaches the JSON encoder (which refuses more than 64 bits).
+MAX_PAGE_VALUE = 2**31 - 1
 
 #: Names never used as filters (SPEC "Query behavior of list"), plus the engine's own seed
 #: parameters (behavior notes §4), which belong to the templating layer.
@@ -68,8 +71,10 @@ class ListQuery:
         filters: ``((field path segments), expected text)`` pairs, AND-ed.
         sort: field to sort by (``createdAt`` by default).
         descending: True for ``order=desc`` (the default).
-        limit: page size (positive; 100 by default or when not a positive integer).
-        offset: items skipped (0 by default, ignored with a cursor).
+        limit: page size (positive; 100 by default or when not a positive integer; at most
+            :data:`MAX_PAGE_VALUE`).
+        offset: items skipped (0 by default, ignored with a cursor; at most
+            :data:`MAX_PAGE_VALUE`).
         starting_after, ending_before: cursor item ids (``starting_after`` wins if both).
         expand: field names to inline (``data.`` prefixes of list expands removed).
     """
@@ -123,7 +128,7 @@ def _positive(text: str | None, default: int) -> int:
         value = int(text.strip())
     except ValueError:
         return default
-    return value if value > 0 else default
+    return min(value, MAX_PAGE_VALUE) if value > 0 else default
 
 
 def _non_negative(text: str | None) -> int:
@@ -133,7 +138,7 @@ def _non_negative(text: str | None) -> int:
         value = int(text.strip())
     except ValueError:
         return 0
-    return max(value, 0)
+    return min(max(value, 0), MAX_PAGE_VALUE)
 
 
 def expand_names(parameters: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
@@ -153,7 +158,8 @@ def expand_names(parameters: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
 def parse_list_query(parameters: Mapping[str, Sequence[str]] | None) -> ListQuery:
     """A :class:`ListQuery` from query parameters (name -> values in order).
 
-    Never raises: an unusable ``limit``/``offset``/``order`` falls back to its default.
+    Never raises: an unusable ``limit``/``offset``/``order`` falls back to its default, and a
+    ``limit``/``offset`` above :data:`MAX_PAGE_VALUE` is cut to it.
     """
     if not parameters:
         return EMPTY_QUERY

@@ -19,15 +19,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-
 import orjson
+
+from mocks.core.queryparams import MAX_LIMIT, QueryParameterError, parse_int
 
 #: Recordings kept (oldest dropped first) and their total bytes, per store.
 MAX_RECORDINGS = 10_000
 MAX_RECORDING_BYTES = 16 * 1024 * 1024
-#: ``limit`` when the query has none, and the largest accepted.
+#: ``limit`` when the query has none (the largest accepted is the admin-wide ``MAX_LIMIT``).
 DEFAULT_LIMIT = 100
-MAX_LIMIT = 10_000
 
 
 class RecordingQueryError(ValueError):
@@ -102,15 +102,14 @@ def export(store: RecordingStore, exported_at: str) -> dict[str, Any]:
 
 def page(found: list[dict[str, Any]], query: dict[str, str]) -> dict[str, Any]:
     """``{recordings, total, limit, offset}`` of the matching entries ``found`` (oldest
-    first), cut by the query's ``limit`` (1-10000, default 100) and ``offset`` (at least 0);
-    ``total`` counts every match. Raises :class:`RecordingQueryError` for a bad value."""
+    first), cut by the query's ``limit`` (1-10000, default 100) and ``offset`` (0 to
+    :data:`~mocks.core.queryparams.MAX_QUERY_INTEGER`); ``total`` counts every match. Raises
+    :class:`RecordingQueryError` ``"<parameter>: <reason>"`` for a bad value."""
     try:
-        limit = int(query.get("limit") or DEFAULT_LIMIT)
-        offset = int(query.get("offset") or 0)
-    except ValueError:
-        raise RecordingQueryError("limit and offset must be integers") from None
-    if not 1 <= limit <= MAX_LIMIT or offset < 0:
-        raise RecordingQueryError(f"limit must be 1-{MAX_LIMIT} and offset at least 0")
+        limit = parse_int(query, "limit", DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT)
+        offset = parse_int(query, "offset", 0)
+    except QueryParameterError as problem:
+        raise RecordingQueryError(str(problem)) from None
     return {"recordings": [public(entry) for entry in found[offset:offset + limit]],
             "total": len(found), "limit": limit, "offset": offset}
 

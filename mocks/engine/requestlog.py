@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from mocks.engine.core import ServeEvent, utc_timestamp
+from mocks.core.queryparams import (MAX_LIMIT, MAX_STATUS, QueryParameterError, parse_bool,
+                                    parse_int)
 from mocks.core.redaction import redact_form, redact_header
 from mocks.core.request import MockRequest
 
@@ -202,67 +204,27 @@ class RequestFilter:
     extra: dict[str, str] | None = None
 
 
-class QueryParameterError(ValueError):
-    """A query parameter with a bad value; ``str`` is ``"<name>: <reason>"``.
-
-    Attributes:
-        name: the parameter (``limit``).
-        reason: what is wrong.
-    """
-
-    def __init__(self, name: str, reason: str):
-        self.name = name
-        self.reason = reason
-        super().__init__(f"{name}: {reason}")
-
-
 #: Protocol-specific filters of ``GET /requests`` (kept when the entry carries the value).
 EXTRA_FILTERS = ("grpcService", "mqttTopic", "mqttClientId", "soapOperation", "graphqlOpType",
                  "wsConnectionId", "sseConnectionId")
-
-_TRUE = ("true", "1", "yes")
-_FALSE = ("false", "0", "no")
-
-
-def parse_int(query: Any, name: str, default: int | None, minimum: int = 0) -> int | None:
-    """An integer query parameter ≥ ``minimum``; raises :class:`QueryParameterError`."""
-    raw = query.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        raise QueryParameterError(name, f"must be an integer, got {raw!r}") from None
-    if value < minimum:
-        raise QueryParameterError(name, f"must be >= {minimum}, got {value}")
-    return value
-
-
-def parse_bool(query: Any, name: str) -> bool | None:
-    """A boolean query parameter (``true``/``false``/``1``/``0``), None when absent."""
-    raw = query.get(name)
-    if raw is None or raw == "":
-        return None
-    lowered = str(raw).lower()
-    if lowered in _TRUE:
-        return True
-    if lowered in _FALSE:
-        return False
-    raise QueryParameterError(name, f"must be true or false, got {raw!r}")
 
 
 def parse_request_filter(query: Any) -> RequestFilter:
     """Build a :class:`RequestFilter` from a query mapping (``.get(name)`` -> str or None).
 
-    Raises :class:`QueryParameterError` naming the parameter (negative ``limit``/``offset``,
-    a non-integer ``status``, a non-boolean ``hasError``).
+    Raises :class:`QueryParameterError` naming the parameter: ``limit`` outside 0 to
+    :data:`~mocks.core.queryparams.MAX_LIMIT`, ``offset`` outside 0 to
+    :data:`~mocks.core.queryparams.MAX_QUERY_INTEGER`, ``status`` outside 0 to
+    :data:`~mocks.core.queryparams.MAX_STATUS`, anything not a whole number, a non-boolean
+    ``hasError``/``unmatchedOnly``.
     """
     extra = {name: query.get(name) for name in EXTRA_FILTERS if query.get(name)}
     return RequestFilter(
-        limit=parse_int(query, "limit", 100), offset=parse_int(query, "offset", 0),
+        limit=parse_int(query, "limit", 100, maximum=MAX_LIMIT),
+        offset=parse_int(query, "offset", 0),
         method=query.get("method") or None, path=query.get("path") or None,
         matched=query.get("matched") or None,
-        status=parse_int(query, "status", None, minimum=0),
+        status=parse_int(query, "status", None, maximum=MAX_STATUS),
         protocol=query.get("protocol") or None, has_error=parse_bool(query, "hasError"),
         unmatched_only=bool(parse_bool(query, "unmatchedOnly")),
         workspace_id=query.get("workspaceId") or None, extra=extra or None)

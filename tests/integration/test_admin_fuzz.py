@@ -1,11 +1,15 @@
-"""The admin API fuzzed with schemathesis against its own OpenAPI document: no 500s
-(issue 3 "Bad input"). Runs against a real `mockd start` (no auth, rate limit off, so the
-generated requests reach the operations)."""
+"""The admin API fuzzed with schemathesis against its own OpenAPI document, and every GET
+route with random query values (huge, negative and non-numeric numbers included): no 500s
+(issue 3 "Bad input"; SPEC "Errors", "Limits"). Runs against a real `mockd start` (no auth,
+rate limit off, so the generated requests reach the operations)."""
 from __future__ import annotations
 
+import re
+
+import httpx
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from tests.helpers import MOCKD, MockdProcess, free_port, http_mock, isolated_env, make_config
 from tests.helpers import write_config
@@ -14,13 +18,31 @@ pytestmark = pytest.mark.integration
 
 #: Generated cases per operation (hypothesis examples; derandomized, so runs repeat).
 EXAMPLES_PER_OPERATION = 15
+#: Generated query strings per GET route.
+QUERIES_PER_ROUTE = 8
+#: Query names a list route may read without declaring them in the document.
+LIST_PARAMETERS = ("limit", "offset", "page", "per_page", "page_size", "status")
+#: Value of every path parameter: the seeded mock and table are named so.
+SEED = "seed"
+#: Tried on every route for each of :data:`LIST_PARAMETERS`, besides the generated values.
+HUGE = "99999999999999999999"
+
+#: Query values: numbers of every size and sign as text, floats, odd spellings, any text.
+QUERY_VALUES = st.one_of(
+    st.integers().map(str),
+    st.integers(min_value=2**31 - 2, max_value=10**40).map(str),
+    st.integers(max_value=-1, min_value=-10**40).map(str),
+    st.floats().map(repr),
+    st.sampled_from(["", "true", "false", "null", "1e400", "0x10", "-0", "1_000", "9" * 5000]),
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=30))
 
 
 @pytest.fixture(scope="module")
 def admin_url(tmp_path_factory):
     directory = tmp_path_factory.mktemp("fuzz")
     admin_port = free_port()
-    config = write_config(directory / "c.yaml", make_config(http_mock("seed", "GET", "/s")))
+    config = write_config(directory / "c.yaml", make_config(http_mock(SEED, "GET", "/s"),
+                                                            tables=[{"name": SEED}]))
     argv = [MOCKD, "start", "--no-auth", "-c", str(config), "--port", str(free_port()),
             "--admin-port", str(admin_port), "--engine-port", str(free_port()),
             "--data-dir", str(directory / "data")]
@@ -59,4 +81,40 @@ def test_admin_api_never_answers_500(admin_url):
         operations += 1
         _fuzz(operation, failures)
     assert operations >= 25
+    assert not failures, "\n".join(failures[:20])
+
+
+def _get_routes(admin_url: str) -> list[tuple[str, tuple[str, ...]]]:
+    """``(path with the path parameters filled in, query names)`` of every GET route."""
+    document = httpx.get(admin_url + "/openapi-admin.json", trust_env=False).json()
+    routes = []
+    for path, operations in document["paths"].items():
+        if "get" not in operations or path == "/requests/stream":
+            continue
+        declared = [parameter["name"] for parameter in operations["get"].get("parameters", ())
+                    if parameter["in"] == "query"]
+        routes.append((re.sub(r"\{[^}]+\}", SEED, path),
+                       tuple(dict.fromkeys([*declared, *LIST_PARAMETERS]))))
+    return routes
+
+
+def test_admin_get_routes_never_answer_500_for_any_query_value(admin_url):
+    routes = _get_routes(admin_url)
+    assert len(routes) >= 40
+    failures: list[str] = []
+    with httpx.Client(base_url=admin_url, trust_env=False, timeout=15) as client:
+        for path, names in routes:
+            @given(query=st.dictionaries(st.sampled_from(names), QUERY_VALUES, min_size=1,
+                                         max_size=3))
+            @settings(max_examples=QUERIES_PER_ROUTE, deadline=None, derandomize=True,
+                      database=None, suppress_health_check=list(HealthCheck))
+            def run(query: dict[str, str]) -> None:
+                response = client.get(path, params=query)
+                if response.status_code >= 500:
+                    failures.append(f"GET {path} {str(query)[:200]} -> "
+                                    f"{response.status_code}: {response.text[:300]}")
+
+            for name in LIST_PARAMETERS:
+                run = example(query={name: HUGE})(run)
+            run()
     assert not failures, "\n".join(failures[:20])

@@ -154,6 +154,11 @@ def test_subscribers_get_new_records_pushed():
     pytest.param({"limit": "-1"}, "limit", id="negative limit"),
     pytest.param({"offset": "x"}, "offset", id="offset not a number"),
     pytest.param({"hasError": "maybe"}, "hasError", id="not a boolean"),
+    pytest.param({"limit": "99999999999999999999"}, "limit", id="huge limit"),
+    pytest.param({"limit": "10001"}, "limit", id="limit over the page bound"),
+    pytest.param({"offset": "9223372036854775808"}, "offset", id="huge offset"),
+    pytest.param({"status": "1000"}, "status", id="status past three digits"),
+    pytest.param({"unmatchedOnly": "maybe"}, "unmatchedOnly", id="unmatchedOnly not a boolean"),
 ])
 def test_parse_request_filter_names_the_bad_parameter(query, field):
     with pytest.raises(QueryParameterError) as caught:
