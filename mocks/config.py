@@ -9,7 +9,7 @@ Source: SPEC "Configuration file", "Mock", "HTTP mock", "Matcher", "Response"; b
 from __future__ import annotations
 
 import secrets
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
@@ -22,7 +22,8 @@ from tables.config import ExtendBinding, StatefulResourceConfig, TableConfig
 from tables.operations_config import CustomOperationConfig
 
 __all__ = ["HTTP_METHODS", "MOCK_TYPES", "ConfigFile", "HttpMock", "ImportEntry",
-           "JsonPathExists", "Matcher", "Mock", "Open", "RequestValidation", "Response",
+           "JsonPathExists", "Matcher", "Mock", "Open", "RecordingConfig",
+           "RequestValidation", "Response",
            "ServerConfig", "Strict", "new_mock_id"]
 
 
@@ -136,6 +137,42 @@ Mock = create_model(  # type: ignore[call-overload]
     **{kind: (model | None, None) for kind, model in config_models().items()})
 
 
+#: A name in a redaction list: non-empty; ``*`` matches any run of characters.
+RedactionName = Annotated[str, Field(min_length=1)]
+
+
+class RecordingConfig(Strict):
+    """``recording``: redaction (and storage) of recorded and logged traffic.
+
+    The request log applies the redaction keys to every entry it shows (``GET /requests``,
+    the request stream, invocations, near misses); a list given here replaces its default
+    (:mod:`mocks.core.redaction`). Names compare case-insensitively and may hold ``*``.
+
+    Attributes:
+        filter_headers: ``filterHeaders``: headers whose values are hidden (default
+            Authorization, Proxy-Authorization, Cookie, Set-Cookie, X-API-Key, X-Auth-Token).
+        filter_query_params: ``filterQueryParams``: query parameters whose values are hidden
+            (default: names like keys, tokens, secrets, passwords, signatures).
+        filter_body_keys: ``filterBodyKeys``: form-body fields whose values are hidden
+            (default: the OAuth secrets ``client_secret``, ``password``, ``code``, ...).
+        redact_value: ``redactValue``: what replaces a hidden value (default
+            ``[REDACTED]``).
+        data_dir, max_bytes, warn_percent: ``dataDir``, ``maxBytes``, ``warnPercent``: the
+            stream-recording storage settings (validated and kept).
+
+    Source: SPEC "Admin-side records" (recording redaction configuration), "Limits" (stream
+    recording storage).
+    """
+
+    filter_headers: list[RedactionName] | None = Field(None, alias="filterHeaders")
+    filter_query_params: list[RedactionName] | None = Field(None, alias="filterQueryParams")
+    filter_body_keys: list[RedactionName] | None = Field(None, alias="filterBodyKeys")
+    redact_value: str | None = Field(None, alias="redactValue", min_length=1)
+    data_dir: str | None = Field(None, alias="dataDir")
+    max_bytes: int | None = Field(None, alias="maxBytes", ge=0)
+    warn_percent: float | None = Field(None, alias="warnPercent", ge=0, le=100)
+
+
 class ConfigFile(Strict):
     """The whole config file (SPEC "Configuration file")."""
 
@@ -155,7 +192,7 @@ class ConfigFile(Strict):
                                                            alias="customOperations")
     stateful_resources: list[StatefulResourceConfig] = Field(default_factory=list,
                                                              alias="statefulResources")
-    recording: dict[str, Any] | None = None
+    recording: RecordingConfig | None = None
 
     @field_validator("version", mode="before")
     @classmethod

@@ -158,6 +158,7 @@ class EngineControl(TableControl, ChaosControl):
 
     def _note_workspaces(self, snapshot: Any) -> None:
         self.request_log.workspace_of = WorkspaceOf(snapshot.compiled)
+        self.request_log.use_config(snapshot.config)
 
     async def current_config(self) -> ConfigFile:
         """The config the live snapshot was compiled from."""

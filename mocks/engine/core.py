@@ -52,9 +52,12 @@ class ServeEvent:
         path_template: the winning mock's path (low-cardinality label), or None.
         near_misses: near-miss rows when nothing matched (behavior notes §4).
         error: an error code when the engine answered an error itself.
-        response_body: the body sent when it is small and known, else None.
+        response_body: the answer when known (an HTTP body, a gRPC reply as JSON, an MQTT
+            payload), else None; the request log keeps only its first 64 KiB.
         body_size: the request body's size in bytes when the request log kept only the start
             of the body (None: ``len(request.body)``).
+        response_size: the answer's size in bytes when the request log kept only the start
+            of ``response_body`` (None: ``len(response_body)``).
         protocol: ``http``, or the protocol of a handler that reports its own events
             (``websocket``: one event per connection, when it ends).
         details: protocol fields added to the request-log entry (``wsConnectionId``,
@@ -73,6 +76,7 @@ class ServeEvent:
     body_size: int | None = None
     protocol: str = "http"
     details: dict[str, Any] | None = None
+    response_size: int | None = None
 
 
 Observer = Callable[[ServeEvent], None]

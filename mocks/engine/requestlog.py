@@ -24,16 +24,20 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
+import orjson
+
 from mocks.engine.core import ServeEvent, utc_timestamp
 from mocks.core.queryparams import (MAX_LIMIT, MAX_STATUS, QueryParameterError, parse_bool,
                                     parse_int)
-from mocks.core.redaction import redact_form, redact_header
+from mocks.core.redaction import DEFAULT_REDACTION, Redaction
 from mocks.core.request import MockRequest
 
 #: Default number of retained entries (behavior notes §1: "Capacity 1000 entries").
 DEFAULT_CAPACITY = 1000
 
-#: Request bodies longer than this are kept truncated in the log (bytes).
+#: Request bodies and answers longer than this are kept truncated in the log (bytes); the
+#: entry then says so with ``bodyTruncated`` / ``responseBodyTruncated`` next to the full size
+#: in ``bodySize`` / ``responseBodySize``.
 LOGGED_BODY_LIMIT = 64 * 1024
 
 #: Histogram upper bounds in seconds (behavior notes §17).
@@ -70,16 +74,20 @@ class LogRecord:
     Attributes:
         number: position in the log since the engine started (1, 2, ...); the entry id is
             ``req-<base36 number>``.
-        event: the :class:`~mocks.engine.core.ServeEvent` as observed.
+        event: the :class:`~mocks.engine.core.ServeEvent` as observed (its ``response_body``
+            cut at :data:`LOGGED_BODY_LIMIT`).
         body: the request body as retained (truncated past :data:`LOGGED_BODY_LIMIT`).
+        redaction: what the entry hides (:class:`~mocks.core.redaction.Redaction`).
     """
 
-    __slots__ = ("number", "event", "body", "_entry")
+    __slots__ = ("number", "event", "body", "redaction", "_entry")
 
-    def __init__(self, number: int, event: ServeEvent, body: bytes):
+    def __init__(self, number: int, event: ServeEvent, body: bytes,
+                 redaction: Redaction = DEFAULT_REDACTION):
         self.number = number
         self.event = event
         self.body = body
+        self.redaction = redaction
         self._entry: dict[str, Any] | None = None
 
     @property
@@ -96,8 +104,12 @@ class LogRecord:
         """The request-log entry (behavior notes §1 shape), built once and cached.
 
         Keys: ``id, workspaceId?, timestamp, protocol, method, path, queryString?, headers,
-        body?, bodySize, remoteAddr, matchedMockId?, matchedMockID?, statusCode,
-        responseStatus, responseBody?, durationMs, error?, nearMisses?``.
+        body?, bodySize, bodyTruncated?, remoteAddr, matchedMockId?, matchedMockID?,
+        statusCode, responseStatus, responseBody?, responseBodySize?,
+        responseBodyTruncated?, durationMs, error?, nearMisses?``. Header values, query
+        parameters, form fields and near misses pass through :attr:`redaction`
+        (SPEC "Admin-side records" redaction); ``*Truncated`` is present (true) only when the
+        log kept the first :data:`LOGGED_BODY_LIMIT` bytes of a larger body.
         """
         if self._entry is None:
             self._entry = self._build(workspace_of or {})
@@ -106,62 +118,98 @@ class LogRecord:
     def _build(self, workspace_of: dict[str, str]) -> dict[str, Any]:
         event = self.event
         request = event.request
+        redaction = self.redaction
         headers: dict[str, list[str]] = {}
         for name, value in request.header_pairs:
-            headers.setdefault(canonical_header_name(name), []).append(redact_header(name, value))
+            headers.setdefault(canonical_header_name(name), []).append(
+                redaction.header(name, value))
         entry: dict[str, Any] = {"id": self.id}
         if event.mock_id is not None and event.mock_id in workspace_of:
             entry["workspaceId"] = workspace_of[event.mock_id]
         entry.update(timestamp=utc_timestamp(event.received_at), protocol=event.protocol,
                      method=request.method, path=request.path)
         if request.query_string:
-            entry["queryString"] = redact_form(request.query_string)
+            entry["queryString"] = redaction.query(request.query_string)
         entry["headers"] = headers
+        form = _is_form(request)
         if self.body:
-            entry["body"] = _logged_body(request, self.body)
+            entry["body"] = _logged_body(self.body, form, redaction)
         entry.update(bodySize=event.body_size if event.body_size is not None else len(request.body),
                      remoteAddr=request.client)
+        if event.body_size is not None:
+            entry["bodyTruncated"] = True
         if event.mock_id is not None:
             # Contract note (behavior notes §1): SPEC spells `matchedMockID`; emit both.
             entry["matchedMockId"] = event.mock_id
             entry["matchedMockID"] = event.mock_id
         entry["statusCode"] = event.status
         entry["responseStatus"] = event.status
-        if event.response_body is not None:
-            entry["responseBody"] = event.response_body[:LOGGED_BODY_LIMIT].decode(
-                "utf-8", "replace")
+        misses = event.near_misses
+        if misses:
+            misses, hidden = redaction.near_misses(misses, form)
+        else:
+            hidden = False
+        answer = event.response_body
+        if answer is not None:
+            text = answer.decode("utf-8", "replace")
+            if hidden:
+                # The no-match answer quotes the near misses: show the redacted ones, or
+                # nothing of it when it cannot be re-read (cut by the size limit).
+                text = _with_near_misses(text, misses) or redaction.value
+            entry["responseBody"] = text
+            entry["responseBodySize"] = (event.response_size if event.response_size is not None
+                                         else len(answer))
+            if event.response_size is not None:
+                entry["responseBodyTruncated"] = True
         entry["durationMs"] = round(event.duration_ms, 3)
         if event.error:
             entry["error"] = event.error
-        if event.near_misses:
-            entry["nearMisses"] = [_short_near_miss(miss) for miss in event.near_misses]
+        if misses:
+            entry["nearMisses"] = [_short_near_miss(miss) for miss in misses]
         if event.details:
             entry.update(event.details)
         return entry
 
     def invocation(self) -> dict[str, Any]:
         """The invocation view: ``{id, timestamp, method, path, headers?{name: first value},
-        body?}`` (behavior notes §1 "Verification")."""
+        body?}`` (behavior notes §1 "Verification"), redacted as :meth:`entry` is."""
         request = self.event.request
+        redaction = self.redaction
         out: dict[str, Any] = {"id": self.id, "timestamp": utc_timestamp(self.event.received_at),
                                "method": request.method, "path": request.path}
         headers: dict[str, str] = {}
         for name, value in request.header_pairs:
-            headers.setdefault(canonical_header_name(name), redact_header(name, value))
+            headers.setdefault(canonical_header_name(name), redaction.header(name, value))
         if headers:
             out["headers"] = headers
         if self.body:
-            out["body"] = _logged_body(request, self.body)
+            out["body"] = _logged_body(self.body, _is_form(request), redaction)
         return out
 
 
-def _logged_body(request: MockRequest, body: bytes) -> str:
+def _is_form(request: MockRequest) -> bool:
+    return request.headers.get("content-type", "").startswith(
+        "application/x-www-form-urlencoded")
+
+
+def _logged_body(body: bytes, form: bool, redaction: Redaction) -> str:
     """The body as logged: form bodies lose the values of secret fields (client secrets,
-    passwords, codes, tokens; issue "identity-provider mock" item 5)."""
+    passwords, codes, tokens; ``filterBodyKeys``)."""
     text = body.decode("utf-8", "replace")
-    if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
-        return redact_form(text)
-    return text
+    return redaction.form(text) if form else text
+
+
+def _with_near_misses(text: str, misses: list[dict[str, Any]]) -> str | None:
+    """The logged no-match answer ``text`` (a JSON object with ``nearMisses``) with its near
+    misses replaced by the redacted ``misses``; None when it is not that shape."""
+    try:
+        document = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(document, dict) or "nearMisses" not in document:
+        return None
+    document["nearMisses"] = misses
+    return orjson.dumps(document).decode()
 
 
 def _short_near_miss(miss: dict[str, Any]) -> dict[str, Any]:
@@ -307,6 +355,8 @@ class RequestLog:
         capacity: maximum retained entries (``--max-log-entries``, default 1000; 0 keeps none).
         counters: the :class:`TrafficCounters` (they count every request, retained or not).
         workspace_of: ``mock id -> workspace id``, set by ``EngineControl`` on every load.
+        redaction: what entries hide (:class:`~mocks.core.redaction.Redaction`), set from
+            the config's ``recording`` block by :meth:`use_config` on every load.
     """
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY):
@@ -319,6 +369,20 @@ class RequestLog:
         self.counters = TrafficCounters()
         self._count = self.counters.count
         self.workspace_of: dict[str, str] = {}
+        self.redaction: Redaction = DEFAULT_REDACTION
+
+    def use_config(self, config: Any) -> None:
+        """Take the redaction settings of a loaded config's ``recording`` block
+        (``filterHeaders``, ``filterQueryParams``, ``filterBodyKeys``, ``redactValue``).
+
+        A config without the block keeps the settings in force (the defaults until a config
+        file gives them), like ``serverConfig``: the admin side rebuilds the engine's config
+        from its stored mocks, which carry no file-level blocks. The settings apply to every
+        entry read from then on, entries logged before included.
+        """
+        recording = getattr(config, "recording", None)
+        if recording is not None:
+            self.redaction = redaction_of(recording)
 
     # ------------------------------------------------------------------ hot path
     def observe(self, event: ServeEvent) -> None:
@@ -339,10 +403,15 @@ class RequestLog:
             # could pin gigabytes. Keep the start and the size only.
             event.body_size = len(body)
             body = request.body = body[:LOGGED_BODY_LIMIT]
+        answer = event.response_body
+        if answer is not None and len(answer) > LOGGED_BODY_LIMIT:
+            # The same bound for answers: a gRPC reply or an MQTT payload can be megabytes.
+            event.response_size = len(answer)
+            event.response_body = answer[:LOGGED_BODY_LIMIT]
         self._raw.append((number, event, body))
         self._count(event)
         if self._subscribers:
-            record = LogRecord(number, event, body)
+            record = LogRecord(number, event, body, self.redaction)
             for queue in self._subscribers:
                 if queue.full():
                     queue.get_nowait()  # drop the oldest for a reader that fell behind
@@ -354,11 +423,13 @@ class RequestLog:
 
     def records(self) -> Iterator[LogRecord]:
         """Retained records, oldest first."""
-        return (LogRecord(*raw) for raw in self._raw)
+        redaction = self.redaction
+        return (LogRecord(*raw, redaction) for raw in self._raw)
 
     def newest_first(self) -> Iterator[LogRecord]:
         """Retained records, newest first."""
-        return (LogRecord(*raw) for raw in reversed(self._raw))
+        redaction = self.redaction
+        return (LogRecord(*raw, redaction) for raw in reversed(self._raw))
 
     def query(self, filters: RequestFilter) -> tuple[list[dict[str, Any]], int]:
         """``(entries of the page, number of entries that pass the filters)``, newest first."""
@@ -405,7 +476,8 @@ class RequestLog:
 
     def calls(self, mock_id: str) -> list[LogRecord]:
         """Retained records the mock ``mock_id`` answered, oldest first."""
-        return [LogRecord(*raw) for raw in self._raw if raw[1].mock_id == mock_id]
+        return [LogRecord(*raw, self.redaction) for raw in self._raw
+                if raw[1].mock_id == mock_id]
 
     # ------------------------------------------------------------------ changes
     def clear(self, mock_id: str | None = None) -> int:
@@ -446,6 +518,15 @@ class RequestLog:
     def subscriber_count(self) -> int:
         """Number of live request-stream subscribers."""
         return len(self._subscribers)
+
+
+def redaction_of(recording: Any) -> Redaction:
+    """The :class:`~mocks.core.redaction.Redaction` of a config's ``recording`` block (a
+    :class:`mocks.config.RecordingConfig`; its absent keys keep their defaults)."""
+    return Redaction.from_settings(
+        filter_headers=recording.filter_headers,
+        filter_query_params=recording.filter_query_params,
+        filter_body_keys=recording.filter_body_keys, redact_value=recording.redact_value)
 
 
 def records_between(records: Iterable[LogRecord]) -> tuple[str | None, str | None]:

@@ -188,3 +188,36 @@ def test_large_bodies_are_kept_truncated_with_their_true_size():
     assert entry["bodySize"] == LOGGED_BODY_LIMIT * 3
     assert len(entry["body"]) == LOGGED_BODY_LIMIT
     assert len(request.body) == LOGGED_BODY_LIMIT and "text" not in request.__dict__
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc", "mqtt"])
+def test_large_answers_are_kept_truncated_with_their_true_size(protocol):
+    log = RequestLog(capacity=5)
+    event = serve_event()
+    event.protocol = protocol
+    event.response_body = b"a" * (LOGGED_BODY_LIMIT * 3)
+    log.observe(event)
+    assert len(event.response_body) == LOGGED_BODY_LIMIT  # the full answer is not pinned
+    entry = next(log.newest_first()).entry()
+    assert entry["responseBodySize"] == LOGGED_BODY_LIMIT * 3
+    assert entry["responseBodyTruncated"] is True
+    assert len(entry["responseBody"]) == LOGGED_BODY_LIMIT
+
+
+def test_small_answers_and_bodies_carry_their_size_and_no_truncation_flag():
+    log = RequestLog(capacity=5)
+    event = serve_event(body=b"hello")
+    event.response_body = b"world!"
+    log.observe(event)
+    entry = next(log.newest_first()).entry()
+    assert (entry["bodySize"], entry["responseBodySize"], entry["responseBody"]) == (
+        5, 6, "world!")
+    assert "bodyTruncated" not in entry and "responseBodyTruncated" not in entry
+
+
+def test_large_request_bodies_are_flagged_truncated():
+    log = RequestLog(capacity=5)
+    log.observe(serve_event(body=b"x" * (LOGGED_BODY_LIMIT + 1)))
+    entry = next(log.newest_first()).entry()
+    assert entry["bodyTruncated"] is True and entry["bodySize"] == LOGGED_BODY_LIMIT + 1
+
