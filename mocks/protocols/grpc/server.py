@@ -19,7 +19,8 @@ code number, ``error`` its name when not ``OK``, and ``grpcService``, ``grpcMeth
 messagesSent}``.
 
 Also served on every port: ``grpc.health.v1.Health`` (``SERVING`` for ``""`` and each
-service) and, with ``reflection: true``, server reflection over the port's descriptors.
+service) and, with ``reflection: true``, server reflection ``grpc.reflection.v1`` and
+``v1alpha`` over the port's descriptors (:mod:`.reflection`).
 
 Concurrency: start, stop, adopt and every call run on the engine's event loop.
 
@@ -38,7 +39,6 @@ from typing import Any, AsyncIterator, Callable
 
 import grpc
 import orjson
-from google.protobuf import descriptor_pool
 
 from chaos.faults import reason_phrase
 from chaos.injector import before_call
@@ -620,16 +620,10 @@ class GrpcPortService:
             await servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
 
     def _add_reflection(self, server: Any) -> None:
-        from grpc_reflection.v1alpha import reflection
+        from mocks.protocols.grpc.reflection import ReflectionIndex, reflection_handlers
 
-        pool = descriptor_pool.DescriptorPool()
-        for serialized in self.table.files:
-            try:
-                pool.AddSerializedFile(serialized)
-            except Exception:  # noqa: BLE001 - two mocks' files of one name: first wins
-                continue
-        names = (*self.table.services, "grpc.health.v1.Health", reflection.SERVICE_NAME)
-        reflection.enable_server_reflection(names, server, pool=pool)
+        index = ReflectionIndex(self.table.files, self.table.services)
+        server.add_generic_rpc_handlers(reflection_handlers(index))
 
     async def stop(self) -> None:
         """Stop accepting calls; calls in flight get :data:`STOP_GRACE_SECONDS` to finish."""
