@@ -69,6 +69,24 @@ def engine_with(*mocks: dict[str, Any], base_dir: Path | str = ".") -> Engine:
     return engine
 
 
+async def asgi_upgrade(app: Any, path: str,
+                       headers: list[tuple[bytes, bytes]] | None = None) -> list[dict[str, Any]]:
+    """Drive one WebSocket upgrade at ``path`` through the ASGI ``app`` (connect, then
+    disconnect) and return the messages it sent: ``websocket.accept`` or ``websocket.close``
+    first."""
+    sent: list[dict[str, Any]] = []
+    inbox = [{"type": "websocket.connect"}]
+
+    async def receive() -> dict[str, Any]:
+        return inbox.pop(0) if inbox else {"type": "websocket.disconnect", "code": 1000}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app({"type": "websocket", "path": path, "headers": headers or []}, receive, send)
+    return sent
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

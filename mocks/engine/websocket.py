@@ -5,8 +5,15 @@ snapshot's ``websocket_routes`` (filled by protocol handlers, see
 :class:`~mocks.protocols.WebSocketRoute`) decide who serves the path; an upgrade at a path no
 mock serves is refused before it is accepted, which the ASGI server answers with HTTP 403.
 
+Every WebSocket route of every protocol (GraphQL subscriptions, WebSocket mocks, anything
+later served over WebSocket on this port) passes the same origin check here: an upgrade whose
+``Origin`` the engine's CORS policy does not allow is refused the same way (403), so a web
+page on a foreign site cannot open a socket to a local mock. An upgrade without ``Origin``
+(every non-browser client) is admitted. Plain HTTP never comes through this module.
+
 Source: ARCHITECTURE "Processes and ports" (``websocket`` -> the protocol handlers' WebSocket
-routes); behavior notes §10. Django-free.
+routes); behavior notes §4 (the data plane's CORS origins) and §10; docs/websocket.md
+"Origins". Django-free.
 """
 from __future__ import annotations
 
@@ -16,14 +23,36 @@ from chaos.injector import admit_websocket
 from mocks.engine.core import Engine
 
 
+def upgrade_origin(scope: dict[str, Any]) -> str | None:
+    """The ``Origin`` header of an ASGI ``websocket`` scope as text (latin-1), or None when
+    the upgrade carries none."""
+    for name, value in scope.get("headers") or ():
+        if name == b"origin":
+            return value.decode("latin-1")
+    return None
+
+
+async def refuse_upgrade(receive: Any, send: Any) -> None:
+    """Refuse a WebSocket upgrade before accepting it; the ASGI server answers HTTP 403."""
+    message = await receive()
+    if message.get("type") == "websocket.connect":
+        await send({"type": "websocket.close", "code": 1008})
+
+
 class WebSocketRouterApp:
-    """ASGI app for ``websocket`` scopes of one engine (see the module docstring)."""
+    """ASGI app for ``websocket`` scopes of one engine (see the module docstring).
+
+    Refuses (HTTP 403, before accept) an upgrade at a path no mock serves and one whose
+    ``Origin`` the data plane's CORS origin list (``serverConfig.cors.allowOrigins``,
+    ``--cors-origins``, loopback by default; behavior notes §4) does not allow.
+    """
 
     def __init__(self, engine: Engine):
         self.engine = engine
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        routes = self.engine.snapshot.websocket_routes
+        engine = self.engine
+        routes = engine.snapshot.websocket_routes
         path = scope.get("path", "")
         route = routes.get(path)
         if route is None:
@@ -33,12 +62,16 @@ class WebSocketRouterApp:
                     route = candidate
                     break
         if route is None:
-            message = await receive()
-            if message.get("type") == "websocket.connect":
-                # Closing before accepting makes the server answer the upgrade with 403.
-                await send({"type": "websocket.close", "code": 1008})
+            await refuse_upgrade(receive, send)
             return
-        chaos = self.engine.chaos
+        # Browsers send Origin on every upgrade and never ask CORS first, so the origin list
+        # is enforced here, before chaos or the handler sees the connection. The list applies
+        # even with `cors.enabled: false`, which only drops the HTTP CORS headers.
+        origin = upgrade_origin(scope)
+        if origin is not None and not engine.cors.allowed(origin):
+            await refuse_upgrade(receive, send)
+            return
+        chaos = engine.chaos
         if chaos is not None and not await admit_websocket(chaos, scope, receive, send):
             return  # refused by a chaos fault (behavior notes §11)
         await route.app(scope, receive, send)

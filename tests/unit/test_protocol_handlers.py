@@ -17,7 +17,7 @@ from mocks.engine.websocket import WebSocketRouterApp
 from mocks.loader import validate_config
 from mocks.protocols import (CompileContext, CompiledMock, HandlerImportError, ProtocolEntry,
                              ProtocolHandler, WebSocketRoute)
-from tests.helpers import http_mock, make_config
+from tests.helpers import asgi_upgrade, http_mock, make_config
 from tests.oidc_presets import oauth_mock
 
 #: A one-method service for the ``grpc`` samples (compiled in process at run time).
@@ -306,22 +306,8 @@ async def test_engine_starts_listeners_of_a_config_loaded_on_its_loop(monkeypatc
 # ---------------------------------------------------------------- the WebSocket entry
 
 
-async def _upgrade(app: WebSocketRouterApp, path: str) -> list[dict[str, Any]]:
-    sent: list[dict[str, Any]] = []
-    inbox = [{"type": "websocket.connect"}]
-
-    async def receive() -> dict[str, Any]:
-        return inbox.pop(0) if inbox else {"type": "websocket.disconnect", "code": 1000}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await app({"type": "websocket", "path": path, "headers": []}, receive, send)
-    return sent
-
-
 async def test_websocket_upgrade_at_a_path_no_mock_serves_is_refused_before_accept():
-    assert await _upgrade(WebSocketRouterApp(Engine()), "/nothing") == [
+    assert await asgi_upgrade(WebSocketRouterApp(Engine()), "/nothing") == [
         {"type": "websocket.close", "code": 1008}]
 
 
@@ -337,7 +323,7 @@ async def test_websocket_upgrade_is_dispatched_to_the_route_of_the_live_snapshot
         websocket_routes=(WebSocketRoute("/ws", mock.id, echo_app),)))
     engine = Engine()
     engine.load(validate_config(make_config(http_mock("h", "GET", "/h"))))
-    assert await _upgrade(WebSocketRouterApp(engine), "/ws") == [{"type": "websocket.accept"}]
+    assert await asgi_upgrade(WebSocketRouterApp(engine), "/ws") == [{"type": "websocket.accept"}]
 
 
 def test_mock_model_is_built_from_the_registry():
