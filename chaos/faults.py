@@ -244,16 +244,21 @@ class CircuitBreakerFault(Fault):
     """A circuit breaker: ``closed`` -> ``open`` -> ``half_open`` -> ``closed``.
 
     * closed: each request fails with an injected 500 with probability ``closedErrorRate``;
-      ``failureThreshold`` consecutive failures, or reaching request ``tripAfter`` (counted
-      since the breaker last closed), open it (that request gets the open answer).
+      the breaker opens *after* ``failureThreshold`` consecutive failures (that many 500s
+      go out; the next request gets the open answer), or at request ``tripAfter`` (counted
+      since the breaker last closed; that request gets the open answer).
     * open: every request gets ``openStatusCode`` with ``Retry-After: <openDuration s>``,
       ``X-Circuit-State: open`` and ``openBody`` (default ``{"error": "circuit breaker
       open", "state": "open", "retry_after": N}``); after ``openDuration`` -> half_open.
-    * half_open: each request fails (-> open, open answer) with probability
-      ``halfOpenErrorRate``; ``successThreshold`` passes -> closed.
+    * half_open: each request fails with probability ``halfOpenErrorRate``: an injected 500,
+      after which the breaker is open again; ``successThreshold`` passes -> closed.
 
-    Requests that pass carry ``X-Circuit-State`` with the state they passed in.
-    :meth:`trip` and :meth:`reset` force open and closed.
+    Passing requests and injected 500s carry ``X-Circuit-State`` with the state they were
+    answered in. :meth:`trip` and :meth:`reset` force open and closed.
+
+    Source: behavior notes §11 ("Circuit breaker ``closed`` -> ``open`` after
+    ``failureThreshold`` consecutive injected 500s ... ``half_open``: each request fails
+    (-> ``open``) with ``halfOpenErrorRate``, ``successThreshold`` passes -> ``closed``").
     """
 
     kind = "circuit_breaker"
@@ -314,6 +319,14 @@ class CircuitBreakerFault(Fault):
                          (b"retry-after", str(self.retry_after_seconds).encode()),
                          (b"x-circuit-state", self.state.encode())], payload)
 
+    def _fail(self, decision: ChaosDecision, stats: ChaosStats) -> None:
+        """Answer an injected 500 marked with the current state, and count it."""
+        self.failure_count += 1
+        self.total_rejected += 1
+        stats.count(self.kind)
+        error_answer(decision, 500)
+        decision.headers.append((b"x-circuit-state", self.state.encode()))
+
     def apply(self, decision: ChaosDecision, rng: random.Random, stats: ChaosStats) -> bool:
         self.request_count += 1
         self.requests_since_closed += 1
@@ -327,16 +340,11 @@ class CircuitBreakerFault(Fault):
                 stats.count(self.kind)
                 return True
             if params.closed_error_rate and rng.random() < params.closed_error_rate:
-                self.failure_count += 1
                 self.consecutive_failures += 1
-                self.total_rejected += 1
-                stats.count(self.kind)
+                self._fail(decision, stats)
+                # The threshold-th 500 still goes out; the breaker opens for the next request.
                 if self.consecutive_failures >= params.failure_threshold:
                     self.trip()
-                    self._open_answer(decision)
-                    return True
-                error_answer(decision, 500)
-                decision.headers.append((b"x-circuit-state", CLOSED.encode()))
                 return True
             self.consecutive_failures = 0
             self.total_passed += 1
@@ -350,11 +358,8 @@ class CircuitBreakerFault(Fault):
         # half_open
         self.total_half_open += 1
         if rng.random() < params.half_open_error_rate:
-            self.failure_count += 1
-            self.total_rejected += 1
+            self._fail(decision, stats)  # the failed probe is a 500, like a closed failure
             self.trip()
-            self._open_answer(decision)
-            stats.count(self.kind)
             return True
         self.consecutive_successes += 1
         self.total_passed += 1

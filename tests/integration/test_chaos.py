@@ -182,8 +182,9 @@ def test_builtin_health_routes_are_never_faulted(chaos, data):
 def test_circuit_breaker_trips_half_opens_and_recovers(chaos, admin, data):
     chaos(on_api({"type": "circuit_breaker", "closedErrorRate": 1.0, "failureThreshold": 2,
                   "successThreshold": 2, "openDuration": "1s", "halfOpenErrorRate": 0.0}))
-    first = data.get("/api/hello")
-    assert first.status_code == 500 and first.headers["x-circuit-state"] == "closed"
+    for _ in range(2):  # failureThreshold 2: two injected 500s, then open
+        failed = data.get("/api/hello")
+        assert failed.status_code == 500 and failed.headers["x-circuit-state"] == "closed"
     tripped = data.get("/api/hello")
     assert tripped.status_code == 503 and tripped.headers["x-circuit-state"] == "open"
     assert tripped.headers["retry-after"] == "1"
@@ -197,8 +198,20 @@ def test_circuit_breaker_trips_half_opens_and_recovers(chaos, admin, data):
     assert admin.get("/chaos/faults").json()["circuitBreakers"]["0:0"]["state"] == "half_open"
     assert data.get("/api/hello").text == HELLO  # second success: closed again
     state = admin.get("/chaos/faults").json()["circuitBreakers"]["0:0"]
-    assert state["state"] == "closed" and state["requestCount"] == 5
+    assert state["state"] == "closed" and state["requestCount"] == 6
     assert data.get("/api/hello").status_code == 500  # closed, still failing at rate 1.0
+
+
+def test_circuit_breaker_half_open_failure_answers_500_then_reopens(chaos, admin, data):
+    chaos(on_api({"type": "circuit_breaker", "tripAfter": 1, "openDuration": "300ms",
+                  "halfOpenErrorRate": 1.0}))
+    assert data.get("/api/hello").status_code == 503  # tripAfter 1: open at the first request
+    time.sleep(0.4)
+    probe = data.get("/api/hello")
+    assert probe.status_code == 500 and probe.headers["x-circuit-state"] == "half_open"
+    reopened = data.get("/api/hello")
+    assert reopened.status_code == 503 and reopened.headers["x-circuit-state"] == "open"
+    assert admin.get("/chaos/faults").json()["circuitBreakers"]["0:0"]["tripCount"] == 2
 
 
 def test_circuit_breaker_manual_trip_reset_and_unknown_key(chaos, admin, data):

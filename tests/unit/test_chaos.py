@@ -196,12 +196,15 @@ def test_breaker_closed_open_half_open_closed_step_by_step():
     first = injector.decide("GET", "/api/x")
     assert first.status == 500 and (b"x-circuit-state", b"closed") in first.headers
     assert injector.decide("GET", "/api/x").status == 500
-    tripping = injector.decide("GET", "/api/x")  # third consecutive failure opens it
-    assert tripping.status == 503 and breaker.state == "open"
-    headers = dict(tripping.headers)
+    third = injector.decide("GET", "/api/x")  # the third consecutive 500 opens it after
+    assert third.status == 500 and (b"x-circuit-state", b"closed") in third.headers
+    assert breaker.state == "open"
+    opened = injector.decide("GET", "/api/x")
+    assert opened.status == 503
+    headers = dict(opened.headers)
     assert headers[b"retry-after"] == b"10" and headers[b"x-circuit-state"] == b"open"
-    assert json.loads(tripping.body) == {"error": "circuit breaker open", "state": "open",
-                                         "retry_after": 10}
+    assert json.loads(opened.body) == {"error": "circuit breaker open", "state": "open",
+                                       "retry_after": 10}
     clock.now += 9.9
     assert injector.decide("GET", "/api/x").status == 503
     clock.now += 0.2  # openDuration has passed: half_open
@@ -211,18 +214,29 @@ def test_breaker_closed_open_half_open_closed_step_by_step():
     injector.decide("GET", "/api/x")  # second success closes it
     state = breaker.document()
     assert state["state"] == "closed"
-    assert (state["totalTrips"], state["tripCount"], state["requestCount"]) == (1, 1, 6)
+    assert (state["totalTrips"], state["tripCount"], state["requestCount"]) == (1, 1, 7)
     assert state["failureCount"] == 3 and state["totalHalfOpen"] == 2
     assert state["stateChanges"] == 3  # open, half_open, closed
 
 
-def test_breaker_half_open_failure_reopens():
+@pytest.mark.parametrize("threshold", [1, 2, 5])
+def test_breaker_opens_after_failure_threshold_injected_500s(threshold):
+    injector, breaker = breaker_of(FakeClock(), closedErrorRate=1.0,
+                                   failureThreshold=threshold)
+    statuses = [injector.decide("GET", "/api/x").status for _ in range(threshold + 2)]
+    assert statuses == [500] * threshold + [503, 503]
+    assert breaker.document()["failureCount"] == threshold
+
+
+def test_breaker_half_open_failure_answers_500_then_reopens():
     clock = FakeClock()
     injector, breaker = breaker_of(clock, openDuration="1s", halfOpenErrorRate=1.0)
     breaker.trip()
     clock.now += 1.5
-    decision = injector.decide("GET", "/api/x")
-    assert decision.status == 503 and breaker.state == "open" and breaker.total_trips == 2
+    failed = injector.decide("GET", "/api/x")
+    assert failed.status == 500 and (b"x-circuit-state", b"half_open") in failed.headers
+    assert breaker.state == "open" and breaker.total_trips == 2
+    assert injector.decide("GET", "/api/x").status == 503
 
 
 def test_breaker_trips_at_request_trip_after_and_uses_open_settings():
