@@ -5,20 +5,30 @@ Each ``service/port`` whose binding is a SOAP binding gives the path of its
 none); ports sharing a path (SOAP 1.1 and 1.2 bindings of one service) are merged into one
 mock, the first binding winning for each operation. Each operation of the port type becomes
 ``operations.<name>: {soapAction, response}``, where ``response`` is a sample XML body of the
-operation's output element generated from the ``<types>`` schema (``sample`` strings, ``0``
-numbers, ``true`` booleans, fixed dates; nested complex types expanded, cycle-safe).
+operation's output generated from the schemas and valid against them
+(:mod:`mocks.protocols.soap.samples`); a one-way operation (no output) gets no ``response``
+and answers ``202`` without a body.
+
+A WSDL read from a file may import others (``wsdl:import``, ``xs:import``, ``xs:include``):
+they are read from the WSDL's folder and below only (``..`` escapes, absolute paths and
+symbolic links leading out are refused; remote locations are never downloaded, see
+:mod:`mocks.protocols.soap.documents`) and written into the mock as ``soap.documents``
+(``{name: text}``), so the mock needs no file to serve them. A WSDL given as text (stdin, a
+URL) cannot import files: that is an error saying to import it from its file.
 
 The mock document::
 
     {id, type: "soap", name: "<service> - <port>",
-     soap: {path, wsdl: <the document text>, operations: {Name: {soapAction, response}}}}
+     soap: {path, wsdl: <the document text>, documents?: {name: text},
+            operations: {Name: {soapAction, response?}}}}
 
 The SOAP handler (:mod:`mocks.protocols.soap`) serves these documents as they are; the
 WSDL is read by its reader (:mod:`mocks.protocols.soap.wsdl`), so import and serving agree.
 
 Parsing uses lxml with entity resolution and network access off and refuses DTDs (a WSDL
 is untrusted input). Errors: ``wsdl: not well-formed XML at line 3: ...``, ``wsdl: definitions: expected
-a WSDL 1.1 <definitions> root, got <description>``.
+a WSDL 1.1 <definitions> root, got <description>``, ``wsdl: users.wsdl: schemaLocation
+'http://x/t.xsd' (xs:import in users.wsdl) is remote: ...``.
 
 Source: SPEC "SOAP mock", "Import and export" (WSDL 1.1 row); behavior notes §13.
 """
@@ -28,6 +38,7 @@ import re
 
 from mocks.portability.importers.common import IdAllocator, safe_id
 from mocks.portability.importers.result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
+from mocks.protocols.soap.documents import FolderSource, NoSource
 from mocks.protocols.soap.wsdl import Endpoint, WsdlDocument, WsdlError, read_wsdl
 
 FORMAT = "wsdl"
@@ -72,8 +83,11 @@ class WsdlImporter:
     def convert(self, probe: DocumentProbe, options: ImportOptions) -> ImportResult:
         """See the module docstring. Raises :class:`ImportDocumentError`."""
         text = (probe.text or "").lstrip("\ufeff")
+        source = FolderSource(probe.base_dir) if probe.base_dir is not None else NoSource(
+            "the WSDL was not read from a file, so no file beside it can be read; import "
+            "it from its file")
         try:
-            document = read_wsdl(text)
+            document = read_wsdl(text, source, probe.filename if probe.base_dir else "")
             endpoints = document.endpoints()
         except WsdlError as error:
             raise ImportDocumentError(FORMAT, error.location, error.message) from None
@@ -84,13 +98,22 @@ def _mocks_of(document: WsdlDocument, endpoints: list[Endpoint], text: str) -> I
     """One SOAP mock per endpoint path (see the module docstring)."""
     result = ImportResult(format=FORMAT, name=document.name)
     ids = IdAllocator()
+    from lxml import etree
+
+    # The imported files go with the inline WSDL, by the names it refers to them by.
+    files = {item.name: etree.tostring(item.root, encoding="unicode")
+             for item in document.documents.documents[1:]}
     for endpoint in endpoints:
-        operations = {name: {"soapAction": info.soap_action, "response": info.response}
+        operations = {name: {"soapAction": info.soap_action} if info.one_way else
+                      {"soapAction": info.soap_action, "response": info.response}
                       for name, info in endpoint.operations.items()}
+        soap = {"path": endpoint.path, "wsdl": text}
+        if files:
+            soap["documents"] = files
         result.mocks.append({
             "id": ids.claim(safe_id(f"soap_{endpoint.service}"), result.warnings),
             "type": "soap", "name": f"{endpoint.service} - {endpoint.port}",
-            "soap": {"path": endpoint.path, "wsdl": text, "operations": operations}})
+            "soap": {**soap, "operations": operations}})
     return result
 
 

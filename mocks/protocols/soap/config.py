@@ -5,6 +5,7 @@ Shape (durations are ``"400ms"``, ``"5s"`` or an integer of ms; stored as int ms
     soap:
       path: /soap/users                  # POST envelopes here; GET /soap/users?wsdl
       wsdl: "<definitions ...>"          # or wsdlFile: ./users.wsdl (relative to the config)
+      documents: {"types.xsd": "<xs:schema ...>"}   # files an inline wsdl imports, by name
       operations:                        # optional with a WSDL: every WSDL operation answers
         GetUser:                         # its sample response unless overridden here
           soapAction: urn:users/GetUser  # the SOAPAction (1.1) or action= (1.2) naming it
@@ -139,12 +140,18 @@ class SoapMock(Strict):
         path: the exact path the service is served at (starts with ``/``).
         wsdl: the WSDL 1.1 document, inline.
         wsdl_file: a file holding it (``wsdlFile``; relative to the config file's folder).
+            The files it imports (``wsdl:import``, ``xs:import``, ``xs:include``) are read
+            from its folder and below.
+        documents: the files an inline ``wsdl`` imports: ``{name: text}``, each name as the
+            WSDL (or the file importing it) refers to it, relative to the WSDL
+            (``types.xsd``, ``schemas/common.xsd``); ``mockd import`` writes them.
         operations: operation name -> :class:`SoapOperation`.
     """
 
     path: str
     wsdl: str | None = None
     wsdl_file: str | None = Field(None, alias="wsdlFile")
+    documents: dict[str, str] = Field(default_factory=dict)
     operations: dict[str, SoapOperation] = Field(default_factory=dict)
 
     @field_validator("path")
@@ -160,6 +167,9 @@ class SoapMock(Strict):
     def _something_to_serve(self) -> "SoapMock":
         if self.wsdl is not None and self.wsdl_file is not None:
             raise ValueError("give either wsdl or wsdlFile, not both")
+        if self.documents and self.wsdl is None:
+            raise ValueError("documents go with an inline wsdl; with wsdlFile the files it "
+                             "imports are read from its folder")
         if self.wsdl is None and self.wsdl_file is None and not self.operations:
             raise ValueError("give operations, a wsdl or a wsdlFile")
         return self

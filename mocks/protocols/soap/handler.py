@@ -3,9 +3,13 @@
 Serving (:class:`SoapEndpoint`, a :class:`~mocks.protocols.ProtocolRoute` action):
 
 * ``GET <path>?wsdl`` (any case of ``wsdl``): the WSDL, with every ``soap:address`` /
-  ``soap12:address`` location rewritten to ``<scheme>://<Host of the request><path>``, so
-  clients built from it call the mock server whatever host and port it was reached on;
-  ``text/xml``. Without a WSDL: 404. Another ``GET``: 405 with ``Allow: POST``.
+  ``soap12:address`` / ``http:address`` location rewritten to ``<scheme>://<Host of the
+  request><path>``, so clients built from it call the mock server whatever host and port it
+  was reached on; ``text/xml``. The files it imports (:mod:`.documents`) are served at
+  ``<path>?wsdl=N`` / ``<path>?xsd=N`` (or ``?xsd=<relative name>``), and every reference to
+  them, in the WSDL and in the files themselves, names those URLs, so a client needs
+  ``?wsdl`` alone. Without a WSDL: 404; an unknown document: 404. Another ``GET``: 405 with
+  ``Allow: POST``.
 * ``POST <path>``: the body is read as a SOAP envelope (:func:`mocks.core.xmldoc.parse_xml`:
   no DTD, no entities, no network, at most 2 MiB). The operation is the one whose
   ``soapAction`` (or a WSDL binding's action) equals the request's action (the SOAP 1.2
@@ -15,7 +19,9 @@ Serving (:class:`SoapEndpoint`, a :class:`~mocks.protocols.ProtocolRoute` action
   choose the answer (in order: the operation's own answer when its ``match`` holds or it has
   none after variants failed), ``delay`` waits, and the answer is the ``response`` template
   (XML of the body content; substituted values are XML-escaped), a ``fault``, or the table
-  result of a stateful operation, in an envelope of the request's SOAP version.
+  result of a stateful operation, in an envelope of the request's SOAP version. A one-way
+  operation (an input and no output in the WSDL) answers ``202 Accepted`` without a body
+  unless the config gives it a ``response``.
 * Requests that are not XML, are refused (a DTD: XML bombs, external entities), are no SOAP
   envelope, name an unknown operation or a ``SOAPAction`` that names nothing, or match no
   variant: a SOAP ``Client`` fault, HTTP 500, that says which.
@@ -38,6 +44,7 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from mocks.core.errors import ConfigError
 from mocks.core.request import MockRequest
@@ -47,13 +54,14 @@ from mocks.core.templating import (RenderContext, Template, TemplateError, Templ
 from mocks.core.xmldoc import XmlRefused, compile_xpath, element_to_map, local_name, parse_xml
 from mocks.protocols import CompileContext, CompiledMock, ProtocolRoute
 from mocks.protocols.soap.config import SoapAnswer, SoapMock, SoapOperation, XPathMatch
+from mocks.protocols.soap.documents import (DocumentSource, FolderSource, MappingSource,
+                                            normalize)
 from mocks.protocols.soap.envelope import (BODY_TAGS, CONTENT_TYPES, ENVELOPE_TAGS, Fault,
                                            client_fault, envelope, fault_body,
                                            request_action_and_version, xml_escape)
 from mocks.protocols.soap.recordings import SoapHub, hub_of, recording_send
 from mocks.protocols.soap.stateful import ResponseShape, operation_request, table_fault
-from mocks.protocols.soap.wsdl import (ADDRESS_PLACEHOLDER, WsdlDocument, WsdlError,
-                                       read_wsdl, with_address_placeholder)
+from mocks.protocols.soap.wsdl import ADDRESS_PLACEHOLDER, WsdlDocument, WsdlError, read_wsdl
 from tables.binding import member_bindings
 
 #: Methods the route claims (OPTIONS stays with the engine's CORS handling).
@@ -159,10 +167,15 @@ class CompiledOperation:
 
 def _read_wsdl(config: SoapMock, key_path: str, context: CompileContext) -> tuple[
         WsdlDocument | None, str | None]:
-    """The parsed WSDL and its key (``wsdl``/``wsdlFile``), or ``(None, None)``."""
+    """The parsed WSDL (with the files it imports) and its key (``wsdl``/``wsdlFile``), or
+    ``(None, None)``."""
+    source: DocumentSource | None = None
+    name = ""
     if config.wsdl is not None:
         text: str | bytes = config.wsdl
         key = f"{key_path}.wsdl"
+        if config.documents:
+            source = MappingSource(config.documents)
     elif config.wsdl_file is not None:
         key = f"{key_path}.wsdlFile"
         path = body_file_path(config.wsdl_file, context.base_dir, context.body_file_roots, key)
@@ -171,10 +184,12 @@ def _read_wsdl(config: SoapMock, key_path: str, context: CompileContext) -> tupl
         except OSError as error:
             raise ConfigError(key, f"cannot read {str(path)!r}: "
                                    f"{error.strerror or error}") from None
+        source = FolderSource(Path(path).parent, context.body_file_roots)
+        name = Path(path).name
     else:
         return None, None
     try:
-        document = read_wsdl(text)
+        document = read_wsdl(text, source, name)
         document.endpoints()  # reports a WSDL without SOAP services now, not per request
     except WsdlError as error:
         where = f"{error.location}: " if error.location else ""
@@ -198,16 +213,16 @@ def compile_operations(config: SoapMock, key_path: str,
         info = derived.get(name)
         operation = config.operations.get(name)
         if operation is None:
-            operation = SoapOperation(soapAction=info.soap_action, response=info.response)
+            operation = SoapOperation(soapAction=info.soap_action,
+                                      response=None if info.one_way else info.response)
         stateful = operation.stateful_action is not None
         answers = [CompiledAnswer(variant, variant.match, f"{key}.variants[{index}]", stateful)
                    for index, variant in enumerate(operation.variants)]
         own = CompiledAnswer(operation, operation.match, key, stateful)
-        if own.response is None and own.fault_code is None and not stateful:
-            if info is not None:
-                own.response = _compile_template(info.response, f"{key}.response")
-            else:
-                own.response = _compile_template("", f"{key}.response")
+        if own.response is None and own.fault_code is None and not stateful and \
+                not (info is not None and info.one_way):  # one-way: 202, no body
+            own.response = _compile_template(info.response if info is not None else "",
+                                             f"{key}.response")
         answers.append(own)
         soap_action = operation.soap_action if operation.soap_action is not None else (
             info.soap_action if info is not None else "")
@@ -244,15 +259,18 @@ class SoapEndpoint:
     protocol = "soap"
 
     def __init__(self, mock_id: str, path: str, operations: dict[str, CompiledOperation],
-                 wsdl: bytes | None, wsdl_actions: dict[str, str], tables: Any,
-                 hub: SoapHub | None = None):
+                 documents: list[bytes] | None, wsdl_actions: dict[str, str], tables: Any,
+                 hub: SoapHub | None = None, document_names: dict[str, int] | None = None):
         self.mock_id = mock_id
         self.hub = hub if hub is not None else SoapHub()
         self.path = path
         self.operations = operations
         self.tables = tables
-        self._wsdl = wsdl
-        self._wsdl_by_host: dict[str, bytes] = {}
+        #: The WSDL (index 0) and the files it imports, addresses as placeholders.
+        self._documents = documents
+        self._document_names = document_names or {}
+        #: host -> the documents as served to it (filled as they are asked for)
+        self._served_by_host: dict[str, list[bytes | None]] = {}
         #: action -> operation names it may name (configured first, then the WSDL's)
         self.by_action: dict[str, list[str]] = {}
         for name, operation in operations.items():
@@ -267,39 +285,67 @@ class SoapEndpoint:
                                  for action, names in self.by_action.items() if len(names) == 1}
 
     # ------------------------------------------------------------------ WSDL
-    def wsdl_for(self, request: MockRequest) -> bytes | None:
-        """The WSDL with its SOAP addresses pointing at ``<scheme>://<host><path>``."""
-        if self._wsdl is None:
+    def wsdl_for(self, request: MockRequest, index: int = 0) -> bytes | None:
+        """Document ``index`` (0: the WSDL, then the files it imports) with its addresses
+        and imports pointing at ``<scheme>://<host><path>``; None without a WSDL."""
+        documents = self._documents
+        if documents is None:
             return None
         host = request.host
-        cached = self._wsdl_by_host.get(host)
-        if cached is None:
+        served = self._served_by_host.get(host)
+        if served is None:
+            served = [None] * len(documents)
+            if len(self._served_by_host) < MAX_CACHED_HOSTS:
+                self._served_by_host[host] = served
+        body = served[index]
+        if body is None:
             address = xml_escape(f"{request.scheme}://{host}{request.path}").encode()
-            cached = self._wsdl.replace(ADDRESS_PLACEHOLDER.encode(), address)
-            if len(self._wsdl_by_host) < MAX_CACHED_HOSTS:
-                self._wsdl_by_host[host] = cached
-        return cached
+            body = served[index] = documents[index].replace(ADDRESS_PLACEHOLDER.encode(),
+                                                            address)
+        return body
+
+    def document_index(self, key: str, value: str) -> int | None:
+        """The document a ``?wsdl`` / ``?wsdl=N`` / ``?xsd=N`` / ``?xsd=<relative name>``
+        query names (``key`` lower-cased), or None."""
+        if key == "wsdl" and value == "":
+            return 0
+        if value.isdigit():
+            index = int(value)
+            return index if index < len(self._documents or ()) else None
+        return self._document_names.get(normalize(unquote(value))) if value else None
+
+    async def _get(self, request: MockRequest, head: bool, send: Any) -> int:
+        """``GET``/``HEAD``: a document of the WSDL, else 404 or 405."""
+        for name, value in request.query.items():
+            key = name.lower()
+            if key not in ("wsdl", "xsd"):
+                continue
+            if self._documents is None:
+                await send_simple(send, 404, [(b"content-type", b"text/plain")],
+                                  b"This SOAP mock has no WSDL (soap.wsdl or soap.wsdlFile)",
+                                  head=head)
+                return 404
+            index = self.document_index(key, value)
+            if index is None:
+                await send_simple(send, 404, [(b"content-type", b"text/plain")],
+                                  f"No document {value!r}: this SOAP mock serves ?wsdl and "
+                                  f"?xsd=1 to ?xsd={len(self._documents) - 1}".encode(),
+                                  head=head)
+                return 404
+            await send_simple(send, 200, [(b"content-type", b"text/xml; charset=utf-8")],
+                              self.wsdl_for(request, index), head=head)
+            return 200
+        await send_simple(send, 405, [(b"content-type", b"text/plain"), (b"allow", b"POST")],
+                          f"SOAP endpoint: POST an envelope, or GET {self.path}?wsdl"
+                          .encode(), head=head)
+        return 405
 
     # ------------------------------------------------------------------ serving
     async def respond(self, request: MockRequest, path_params: dict[str, str],
                       template_state: Any, send: Any) -> int:
         """Answer one request (never raises for any request input)."""
-        head = request.method == "HEAD"
         if request.method in ("GET", "HEAD"):
-            if any(name.lower() == "wsdl" for name in request.query):
-                body = self.wsdl_for(request)
-                if body is None:
-                    await send_simple(send, 404, [(b"content-type", b"text/plain")],
-                                      b"This SOAP mock has no WSDL (soap.wsdl or soap.wsdlFile)",
-                                      head=head)
-                    return 404
-                await send_simple(send, 200, [(b"content-type", b"text/xml; charset=utf-8")],
-                                  body, head=head)
-                return 200
-            await send_simple(send, 405, [(b"content-type", b"text/plain"), (b"allow", b"POST")],
-                              f"SOAP endpoint: POST an envelope, or GET {self.path}?wsdl"
-                              .encode(), head=head)
-            return 405
+            return await self._get(request, request.method == "HEAD", send)
         action, version = request_action_and_version(request)
         details: dict[str, Any] = {"soapAction": action, "soapVersion": version}
         request.__dict__["log_details"] = details
@@ -333,6 +379,12 @@ class SoapEndpoint:
             if result.error is not None:
                 return await self._send_fault(send, table_fault(result.error), version, details)
             content = operation.shape.render(result)
+        elif answer.response is None:
+            # A one-way operation (the WSDL gives it no output): accepted, no envelope.
+            await send_simple(send, 202, [], b"")
+            details["soap"] = {"operation": operation.name, "soapAction": details["soapAction"],
+                               "soapVersion": version, "fault": False}
+            return 202
         else:
             content = answer.response.render(context).encode()
         await send_simple(send, 200, [(b"content-type", CONTENT_TYPES[version])],
@@ -483,10 +535,11 @@ class SoapHandler:
         document, _ = _read_wsdl(config, key_path, context)
         config = _bind_operations(mock.id, context.binding, config, document)
         operations = compile_operations(config, key_path, document)
-        wsdl = with_address_placeholder(document.root) if document is not None else None
+        documents = document.served() if document is not None else None
         actions = document.soap_actions() if document is not None else {}
-        endpoint = SoapEndpoint(mock.id, config.path, operations, wsdl, actions, context.tables,
-                                hub_of(context.shared))
+        endpoint = SoapEndpoint(mock.id, config.path, operations, documents, actions,
+                                context.tables, hub_of(context.shared),
+                                document.documents.by_name if document is not None else None)
         return CompiledMock(routes=(ProtocolRoute(path=config.path, mock_id=mock.id,
                                                   action=endpoint, methods=ROUTE_METHODS),))
 

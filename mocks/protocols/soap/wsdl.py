@@ -1,28 +1,33 @@
 """Reading WSDL 1.1: the one reader behind the SOAP handler and the WSDL importer.
 
 :func:`read_wsdl` parses a document safely (:func:`mocks.core.xmldoc.parse_xml`: no DTD, no
-network, no entity expansion) into a :class:`WsdlDocument`, whose :meth:`~WsdlDocument.endpoints`
-lists each SOAP endpoint path with its operations:
+network, no entity expansion), brings in the files it imports
+(:mod:`mocks.protocols.soap.documents`: ``wsdl:import``, ``xs:import``, ``xs:include``, read
+only from the WSDL's folder or the texts given with it) and returns a :class:`WsdlDocument`,
+whose :meth:`~WsdlDocument.endpoints` lists each SOAP endpoint path with its operations:
 
+* messages, port types and bindings are found by qualified name across the WSDL and the
+  WSDL files it imports (falling back to the local name for sloppy references);
 * each ``service/port`` whose binding is a SOAP binding gives the path of its ``soap:address``
   (or ``soap12:address``) location (``/`` + the service name when it has none); ports sharing
   a path (SOAP 1.1 and 1.2 bindings of one service) are merged, the first binding winning for
   each operation;
-* each operation of the port type becomes an :class:`OperationInfo`: its ``soapAction``, and a
-  sample XML body of its output element generated from the ``<types>`` schema (``sample``
-  strings, ``0`` numbers, ``true`` booleans, fixed dates; nested complex types expanded,
-  cycle-safe). Document style: the output element in its schema's namespace (a default
-  ``xmlns`` when the schema qualifies local elements, a ``tns:`` prefix when it does not, so
-  namespace-aware clients such as zeep read it). RPC style: a wrapper
+* each operation of the port type becomes an :class:`OperationInfo`: its ``soapAction``,
+  whether it is one-way (an input and no output: answered ``202`` without a body), and a
+  sample XML body of its output generated from the schemas
+  (:class:`~mocks.protocols.soap.samples.SampleWriter`: valid against them, elements found
+  by qualified name). Document style: one sample per body part (the parts the binding's
+  ``soap:body parts`` names, else all): an element part is that global element, a type part
+  an unqualified element named after the part. RPC style: a wrapper
   ``<tns:<Operation>Response>`` in the ``soap:body`` namespace holding one unqualified
   element per part.
 
-:func:`with_address_placeholder` gives the document with every SOAP address replaced by a
-placeholder, so the handler can serve ``?wsdl`` pointing at the mock server itself.
+:meth:`WsdlDocument.served` gives every document as served, each address and import pointing
+at a placeholder that the handler replaces with the mock's own URL.
 
-Errors: :class:`WsdlError` with ``location`` (``definitions``, ``binding[B]``) and ``message``
-(``not well-formed XML at line 3: ...``, ``expected a WSDL 1.1 <definitions> root, got
-<description>``) and ``line`` when known. Django-free.
+Errors: :class:`WsdlError` with ``location`` (``definitions``, ``binding[B]``, an imported
+file's name) and ``message`` (``not well-formed XML at line 3: ...``, ``expected a WSDL 1.1
+<definitions> root, got <description>``) and ``line`` when known. Django-free.
 
 Source: SPEC "SOAP mock", "Import and export" (WSDL 1.1 row); behavior notes §10, §13.
 """
@@ -33,43 +38,24 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mocks.core.xmldoc import XmlRefused, local_name, parse_xml
+from mocks.protocols.soap.documents import (ADDRESS_PLACEHOLDER, MAX_DOCUMENT_BYTES,
+                                            WSDL_NAMESPACE, DocumentSet, DocumentSource,
+                                            NoSource, WsdlError, load_documents)
+from mocks.protocols.soap.samples import Node, SampleWriter, to_xml
+from mocks.protocols.soap.xsd import QName, SchemaContext, SchemaSet
 
-WSDL_NAMESPACE = "http://schemas.xmlsoap.org/wsdl/"
+__all__ = ["ADDRESS_PLACEHOLDER", "Endpoint", "OperationInfo", "WsdlDocument", "WsdlError",
+           "read_wsdl"]
+
 WSDL2_NAMESPACE = "http://www.w3.org/ns/wsdl"
 SOAP_NAMESPACES = ("http://schemas.xmlsoap.org/wsdl/soap/",
                    "http://schemas.xmlsoap.org/wsdl/soap12/")
-#: Sample text by XSD built-in type (local name).
-XSD_SAMPLES = {
-    "string": "sample", "normalizedString": "sample", "token": "sample", "anyURI":
-    "https://example.com", "int": "0", "integer": "0", "long": "0", "short": "0", "byte": "0",
-    "nonNegativeInteger": "0", "positiveInteger": "1", "unsignedInt": "0", "unsignedLong": "0",
-    "float": "0.0", "double": "0.0", "decimal": "0.0", "boolean": "true",
-    "date": "2024-01-15", "dateTime": "2024-01-15T10:30:00Z", "time": "10:30:00",
-    "base64Binary": "c2FtcGxl", "hexBinary": "00",
-}
-#: Deepest nesting expanded in a sample response.
-MAX_DEPTH = 8
 #: Largest WSDL document read, in bytes (16 MiB).
-MAX_WSDL_BYTES = 16 * 1024 * 1024
-#: What :func:`with_address_placeholder` puts where each SOAP address location was.
-ADDRESS_PLACEHOLDER = "urn:mockd:soap-address"
-
-
-class WsdlError(ValueError):
-    """A WSDL document that cannot be used.
-
-    Attributes:
-        location: where in the document (``definitions``, ``binding[B]``; ``""`` for the
-            document as a whole).
-        message: what is wrong (``not well-formed XML at line 3: ...``).
-        line: the line of a syntax error, when known.
-    """
-
-    def __init__(self, location: str, message: str, line: int | None = None):
-        super().__init__(f"{location}: {message}" if location else message)
-        self.location = location
-        self.message = message
-        self.line = line
+MAX_WSDL_BYTES = MAX_DOCUMENT_BYTES
+#: What an inline WSDL that imports files without ``documents`` is told.
+NO_FILES_HINT = ("the WSDL was given as text, so no file beside it can be read; give the "
+                 "file's text under soap.documents (name: text), or use wsdlFile")
+_QNAMES = SchemaContext("")
 
 
 @dataclass(slots=True)
@@ -79,14 +65,17 @@ class OperationInfo:
     Attributes:
         name: the operation name (``GetUser``).
         soap_action: the binding's ``soapAction`` (``""`` when none).
-        response: sample XML of the SOAP body content of the answer.
+        response: sample XML of the SOAP body content of the answer (``""`` for a one-way
+            operation).
         style: ``document`` or ``rpc``.
+        one_way: an input and no output: answered ``202 Accepted`` without a body.
     """
 
     name: str
     soap_action: str
     response: str
     style: str = "document"
+    one_way: bool = False
 
 
 @dataclass(slots=True)
@@ -100,11 +89,6 @@ class Endpoint:
     operations: dict[str, OperationInfo] = field(default_factory=dict)
 
 
-def _local_ref(qualified: str | None) -> str:
-    """``tns:GetUser`` -> ``GetUser``."""
-    return (qualified or "").rsplit(":", 1)[-1]
-
-
 def _is_wsdl_child(child: Any, name: str) -> bool:
     tag = child.tag
     return tag == f"{{{WSDL_NAMESPACE}}}{name}" or (
@@ -115,9 +99,19 @@ def _children(element: Any, name: str) -> list[Any]:
     return [child for child in element if _is_wsdl_child(child, name)]
 
 
-def read_wsdl(text: str | bytes) -> WsdlDocument:
-    """The :class:`WsdlDocument` of ``text``. Raises :class:`WsdlError` for XML that is not
-    well-formed or refused (a DTD), a WSDL 2.0 document, or another root element."""
+def _first(element: Any, name: str) -> Any:
+    return next((child for child in element if local_name(child.tag) == name), None)
+
+
+def read_wsdl(text: str | bytes, source: DocumentSource | None = None,
+              name: str = "") -> WsdlDocument:
+    """The :class:`WsdlDocument` of ``text`` (named ``name`` relative to its folder), the
+    files it imports read through ``source`` (None: none can be read, and an import is an
+    error saying so).
+
+    Raises :class:`WsdlError` for XML that is not well-formed or refused (a DTD), a WSDL 2.0
+    document, another root element, or an import that cannot be followed
+    (:func:`~mocks.protocols.soap.documents.load_documents`)."""
     try:
         root = parse_xml(text, MAX_WSDL_BYTES)
     except XmlRefused as error:
@@ -128,85 +122,83 @@ def read_wsdl(text: str | bytes) -> WsdlDocument:
                                        "(<definitions> root)")
     if tag != "definitions":
         raise WsdlError(tag or "root", f"expected a WSDL 1.1 <definitions> root, got <{tag}>")
-    return WsdlDocument(root)
+    return WsdlDocument(load_documents(root, source or NoSource(NO_FILES_HINT), name))
 
 
-def with_address_placeholder(root: Any) -> bytes:
-    """The document of ``root`` (serialized with an XML declaration, UTF-8) with the
-    ``location`` of every ``soap:address``/``soap12:address`` set to
-    :data:`ADDRESS_PLACEHOLDER`. ``root`` itself is not changed."""
-    from copy import deepcopy
+class _Table(dict):
+    """WSDL components by QName, with a fallback by local name (first wins)."""
 
-    from lxml import etree
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_local: dict[str, QName] = {}
 
-    copy = deepcopy(root)
-    for element in copy.iter():
-        if (isinstance(element.tag, str) and local_name(element.tag) == "address"
-                and element.tag.startswith(tuple(f"{{{ns}}}" for ns in SOAP_NAMESPACES))):
-            element.set("location", ADDRESS_PLACEHOLDER)
-    return etree.tostring(copy, xml_declaration=True, encoding="UTF-8")
+    def add(self, key: QName, element: Any) -> None:
+        self.setdefault(key, element)
+        self.by_local.setdefault(key[1], key)
 
-
-def _wrap(name: str, inner: str, namespace: str, qualified: bool) -> str:
-    """``<name>inner</name>`` in ``namespace``: as the default namespace when local elements
-    are qualified too, else through a ``tns`` prefix on this element only."""
-    if not namespace:
-        return f"<{name}>{inner}</{name}>"
-    if qualified:
-        return f'<{name} xmlns="{namespace}">{inner}</{name}>'
-    return f'<tns:{name} xmlns:tns="{namespace}">{inner}</tns:{name}>'
+    def find(self, holder: Any, value: str | None) -> Any:
+        """The component the QName ``value`` (written on ``holder``) names, or None."""
+        if not value:
+            return None
+        key = _QNAMES.resolve(holder, value)
+        found = self.get(key)
+        if found is None and key[1] in self.by_local:
+            found = self[self.by_local[key[1]]]
+        return found
 
 
 class WsdlDocument:
-    """One parsed ``<definitions>`` (see the module docstring).
+    """One WSDL with the documents it brings in (see the module docstring).
 
     Attributes:
-        root: the lxml root element.
+        documents: the :class:`~mocks.protocols.soap.documents.DocumentSet`.
+        root: the lxml root element of the WSDL itself.
         name: the ``name`` attribute of ``<definitions>`` (None when absent).
         target_namespace: its ``targetNamespace`` (``""`` when absent).
+        schemas: every schema component by QName (:class:`~.xsd.SchemaSet`).
     """
 
-    def __init__(self, root: Any):
-        self.root = root
-        self.name: str | None = root.get("name")
-        self.messages = {element.get("name"): element for element in _children(root, "message")}
-        self.port_types = {element.get("name"): element
-                           for element in _children(root, "portType")}
-        self.bindings = {element.get("name"): element for element in _children(root, "binding")}
-        self.target_namespace = root.get("targetNamespace") or ""
-        self.elements: dict[str, Any] = {}
-        self.types: dict[str, Any] = {}
-        #: top-level element name -> (its schema's targetNamespace, elementFormDefault qualified)
-        self.element_forms: dict[str, tuple[str, bool]] = {}
-        for types in _children(root, "types"):
-            for schema in types:
-                if local_name(schema.tag) != "schema":
-                    continue
-                form = (schema.get("targetNamespace") or self.target_namespace,
-                        schema.get("elementFormDefault") == "qualified")
-                for child in schema:
-                    if local_name(child.tag) == "element" and child.get("name"):
-                        self.elements[child.get("name")] = child
-                        self.element_forms[child.get("name")] = form
-                    elif local_name(child.tag) in ("complexType", "simpleType") and \
-                            child.get("name"):
-                        self.types[child.get("name")] = child
+    def __init__(self, documents: DocumentSet):
+        self.documents = documents
+        self.root = documents.main.root
+        self.name: str | None = self.root.get("name")
+        self.target_namespace = self.root.get("targetNamespace") or ""
+        self.messages = _Table()
+        self.port_types = _Table()
+        self.bindings = _Table()
+        self.services: list[Any] = []
+        for document in documents.documents:
+            if document.kind != "wsdl":
+                continue
+            namespace = document.root.get("targetNamespace") or ""
+            for kind, table in (("message", self.messages), ("portType", self.port_types),
+                                ("binding", self.bindings)):
+                for element in _children(document.root, kind):
+                    if element.get("name"):
+                        table.add((namespace, element.get("name")), element)
+            self.services.extend(_children(document.root, "service"))
+        self.schemas = SchemaSet(documents)
+
+    def served(self) -> list[bytes]:
+        """Every document as served, by index (0: the WSDL; see
+        :meth:`~mocks.protocols.soap.documents.DocumentSet.served`)."""
+        return self.documents.served()
 
     def endpoints(self) -> list[Endpoint]:
         """Every SOAP endpoint path, in document order. Raises :class:`WsdlError` when there
         is no ``<service>``, no port with a SOAP binding, or a binding names an unknown
         port type."""
         by_path: dict[str, Endpoint] = {}
-        services = _children(self.root, "service")
-        if not services:
+        if not self.services:
             raise WsdlError("definitions", "no <service> element: nothing to mock")
-        for service in services:
+        writer = SampleWriter(self.schemas)
+        for service in self.services:
             service_name = service.get("name") or "Service"
             for port in _children(service, "port"):
-                binding = self.bindings.get(_local_ref(port.get("binding")))
+                binding = self.bindings.find(port, port.get("binding"))
                 if binding is None or not self._is_soap(binding):
                     continue
-                port_type = self.port_types.get(_local_ref(binding.get("type")))
+                port_type = self.port_types.find(binding, binding.get("type"))
                 if port_type is None:
                     raise WsdlError(f"binding[{binding.get('name')}]",
                                     f"portType {binding.get('type')!r} not found")
@@ -221,9 +213,12 @@ class WsdlDocument:
                     if not name or name in endpoint.operations:
                         continue  # the first binding of a shared path wins
                     style = styles.get(name, "document")
+                    output = _first(operation, "output")
                     endpoint.operations[name] = OperationInfo(
-                        name, actions.get(name, ""), self._response(operation, binding, style),
-                        style)
+                        name, actions.get(name, ""),
+                        self._response(writer, operation, output, binding, style)
+                        if output is not None else "",
+                        style, one_way=output is None and _first(operation, "input") is not None)
         if not by_path:
             raise WsdlError("service", "no port with a SOAP binding: nothing to mock")
         return list(by_path.values())
@@ -261,7 +256,8 @@ class WsdlDocument:
                     return path if path.startswith("/") else "/" + path
         return "/" + service_name
 
-    def _binding_operations(self, binding: Any) -> tuple[dict[str, str], dict[str, str]]:
+    @staticmethod
+    def _binding_operations(binding: Any) -> tuple[dict[str, str], dict[str, str]]:
         """``({operation: soapAction}, {operation: style})`` of one binding."""
         default_style = "document"
         for child in binding:
@@ -279,99 +275,41 @@ class WsdlDocument:
                         styles[operation.get("name")] = child.get("style")
         return actions, styles
 
-    def _response(self, operation: Any, binding: Any, style: str) -> str:
+    @staticmethod
+    def _output_body(binding: Any, operation_name: str) -> Any:
+        """The ``soap:body`` of the binding operation's output, or None."""
+        for operation in _children(binding, "operation"):
+            if operation.get("name") == operation_name:
+                output = _first(operation, "output")
+                return _first(output, "body") if output is not None else None
+        return None
+
+    def _response(self, writer: SampleWriter, operation: Any, output: Any, binding: Any,
+                  style: str) -> str:
         """Sample XML of the operation's output (the SOAP body content)."""
         name = operation.get("name")
-        output = next((child for child in operation if local_name(child.tag) == "output"), None)
-        message = self.messages.get(_local_ref(output.get("message"))) if output is not None \
-            else None
-        parts = [child for child in message if local_name(child.tag) == "part"] \
-            if message is not None else []
-        for part in parts:
-            if part.get("element"):
-                element_name = _local_ref(part.get("element"))
-                element = self.elements.get(element_name)
-                namespace, qualified = self.element_forms.get(
-                    element_name, (self.target_namespace, False))
-                if element is None:
-                    inner = "<result>ok</result>"
-                else:
-                    inner = self._element_content(element, 0, ())
-                return _wrap(element_name, inner, namespace, qualified)
-        # rpc style: a wrapper named after the operation holding one element per part
-        inner = "".join(f"<{part.get('name')}>{self._type_sample(part.get('type'), 0, ())}"
-                        f"</{part.get('name')}>" for part in parts if part.get("name"))
-        return _wrap(f"{name}Response", inner or "<result>ok</result>",
-                     self._rpc_namespace(binding, name), False)
-
-    def _rpc_namespace(self, binding: Any, operation_name: str) -> str:
-        for operation in _children(binding, "operation"):
-            if operation.get("name") != operation_name:
-                continue
-            for output in operation:
-                if local_name(output.tag) == "output":
-                    for body in output:
-                        if local_name(body.tag) == "body" and body.get("namespace"):
-                            return body.get("namespace")
-        return self.target_namespace
-
-    def _element_xml(self, element: Any, depth: int, stack: tuple[str, ...]) -> str:
-        name = element.get("name") or _local_ref(element.get("ref"))
-        if element.get("ref") and not element.get("name"):
-            target = self.elements.get(_local_ref(element.get("ref")))
-            if target is not None and name not in stack:
-                return self._element_xml(target, depth, (*stack, name))
-            return f"<{name}/>"
-        if _local_ref(element.get("type")) in stack:
-            return ""  # a recursive member (an item's replacement item): left out
-        content = self._element_content(element, depth, stack)
-        return f"<{name}>{content}</{name}>" if content else f"<{name}/>"
-
-    def _element_content(self, element: Any, depth: int, stack: tuple[str, ...]) -> str:
-        inline = next((child for child in element if local_name(child.tag) == "complexType"),
-                      None)
-        if inline is not None:
-            return self._complex_content(inline, depth + 1, stack)
-        return self._type_sample(element.get("type"), depth + 1, stack)
-
-    def _type_sample(self, type_name: str | None, depth: int, stack: tuple[str, ...]) -> str:
-        local = _local_ref(type_name) or "string"
-        named = self.types.get(local)
-        if named is not None and local_name(named.tag) == "complexType":
-            if local in stack or depth > MAX_DEPTH:
-                return ""  # a recursive type: stop here
-            return self._complex_content(named, depth, (*stack, local))
-        if named is not None:  # simpleType: the first enumeration value, else its base
-            for facet in named.iter():
-                if local_name(facet.tag) == "enumeration" and facet.get("value") is not None:
-                    return facet.get("value")
-            for facet in named.iter():
-                if local_name(facet.tag) == "restriction" and facet.get("base"):
-                    return XSD_SAMPLES.get(_local_ref(facet.get("base")), "sample")
-        return XSD_SAMPLES.get(local, "sample")
-
-    def _complex_content(self, complex_type: Any, depth: int, stack: tuple[str, ...]) -> str:
-        if depth > MAX_DEPTH:
-            return ""
-        out = []
-        for child in complex_type.iter():
-            if child is complex_type:
-                continue
-            if local_name(child.tag) in ("extension", "restriction") and child.get("base"):
-                base = _local_ref(child.get("base"))
-                if base in self.types and base not in stack:
-                    out.append(self._complex_content(self.types[base], depth, (*stack, base)))
-            if local_name(child.tag) == "element" and child.getparent() is not None and \
-                    local_name(child.getparent().tag) in ("sequence", "all", "choice"):
-                # only direct members of this type's own groups; nested inline types are
-                # expanded by _element_xml
-                if self._owner(child) is complex_type:
-                    out.append(self._element_xml(child, depth, stack))
-        return "".join(out)
+        message = self.messages.find(output, output.get("message"))
+        parts = _children(message, "part") if message is not None else []
+        body = self._output_body(binding, name)
+        if body is not None and body.get("parts") is not None:
+            wanted = body.get("parts").split()
+            parts = [part for part in parts if part.get("name") in wanted]
+        nodes = [self._part(writer, part) for part in parts]
+        if style == "rpc":
+            namespace = (body.get("namespace") if body is not None else None) or \
+                self.target_namespace
+            wrapper = Node(namespace, f"{name}Response")
+            wrapper.children = [node for node in nodes if node is not None]
+            return to_xml(wrapper)
+        return "".join(to_xml(node) for node in nodes if node is not None)
 
     @staticmethod
-    def _owner(element: Any) -> Any:
-        parent = element.getparent()
-        while parent is not None and local_name(parent.tag) != "complexType":
-            parent = parent.getparent()
-        return parent
+    def _part(writer: SampleWriter, part: Any) -> Node | None:
+        """The sample of one message part: its element, or an unqualified element named
+        after it holding a sample of its type."""
+        if part.get("element"):
+            key = _QNAMES.resolve(part, part.get("element"))
+            return writer.element(key) or Node(*key)
+        if part.get("type") and part.get("name"):
+            return writer.typed("", part.get("name"), _QNAMES.resolve(part, part.get("type")))
+        return None
