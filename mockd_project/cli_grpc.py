@@ -1,29 +1,31 @@
 """``mockd grpc add``: a gRPC mock from a ``.proto`` and one method's answer.
 
 ``mockd grpc add --proto greeter.proto --service helloworld.Greeter --method SayHello
---response '{"message": "Hi {{request.name}}"}' [--port 50051] [--reflection]`` posts a
-``grpc`` mock to the admin API. The ``.proto`` text travels in the mock (``protoContent``),
-so the server needs no access to the file, unless it imports other files of its own: then
-the mock names the file (``protoFile``, absolute) and its folder (``importPaths``). A port a
-gRPC mock already uses merges the new service into that mock (the answer says so).
+--response '{"message": "Hi {{request.name}}"}' [--port 50051] [--reflection]
+[-I/--import-path DIR ...]`` posts a ``grpc`` mock to the admin API. The ``.proto`` is
+compiled here, with its own folder and the ``--import-path`` folders searched for its
+imports (as ``protoc -I``); its text travels in the mock (``protoContent``), and when it
+imports files other than the built-in ones (Google's well-known and common protos) they
+travel too (``protoFile`` + ``protoSources``, see :func:`mocks.protocols.grpc.protos.
+inline_protos`). So the server reads no file of the user's and its ``importPaths``
+confinement never applies. A port a gRPC mock already uses merges the new service into that
+mock (the answer says so).
 
 Output: ``Created gRPC mock <id> on port <port> (<service>/<method>)`` or ``Merged into gRPC
 mock <id> on port <port> (services: ...)``; ``--json`` prints the admin answer.
 
-Source: issue "gRPC mocks" item 7; SPEC "Mocks" (port merging).
+Source: issue "gRPC mocks" item 7; SPEC "Mocks" (port merging); docs/grpc.md "Protos from
+the wild".
 """
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import click
 
 from mockd_project.cli_client import client_options, make_client
-
-_IMPORT = re.compile(r'^\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"', re.M)
 
 
 class UsageProblem(click.ClickException):
@@ -37,19 +39,28 @@ class UsageProblem(click.ClickException):
 
 def build_grpc_mock(*, proto: str, service: str, method: str, response: str | None,
                     port: int, reflection: bool, mock_id: str | None,
-                    name: str | None) -> dict[str, Any]:
-    """The mock document ``grpc add`` posts; raises :class:`UsageProblem` for an unreadable
-    ``--proto`` or a ``--response`` that is not a JSON object."""
+                    name: str | None, import_paths: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The mock document ``grpc add`` posts: ``{type: grpc, name, grpc: {port, protoContent
+    | protoFile + protoSources, reflection?, services: {service: {methods: {method:
+    {response?}}}}}}``.
+
+    Raises :class:`UsageProblem` for an unreadable ``--proto``, one that does not compile
+    (protoc's message; an import found in a folder above the file is named, to pass as
+    ``--import-path``), or a ``--response`` that is not a JSON object."""
+    from mocks.core.errors import ConfigError
+    from mocks.protocols.grpc.protos import inline_protos
+
     path = Path(proto).expanduser()
     try:
-        text = path.read_text(encoding="utf-8")
+        path.read_bytes()
     except OSError as error:
         raise UsageProblem("--proto", f"cannot read {proto}: {error.strerror}") from None
-    block: dict[str, Any] = {"port": port}
-    if any(not name.startswith("google/") for name in _IMPORT.findall(text)):
-        block.update(protoFile=str(path.resolve()), importPaths=[str(path.resolve().parent)])
-    else:
-        block["protoContent"] = text
+    try:
+        keys, _ = inline_protos(path, import_paths, key="--proto")
+    except ConfigError as error:
+        reason = error.errors[0].reason if error.errors else str(error)
+        raise UsageProblem("--proto", reason) from None
+    block: dict[str, Any] = {"port": port, **keys}
     if reflection:
         block["reflection"] = True
     entry: dict[str, Any] = {}
@@ -83,16 +94,22 @@ def grpc_group() -> None:
 @click.option("--port", type=click.IntRange(1, 65535), default=50051, show_default=True,
               help="gRPC port (a port in use by a gRPC mock merges into it).")
 @click.option("--reflection", is_flag=True, help="Serve server reflection (grpcurl, Postman).")
+@click.option("-I", "--import-path", "import_paths", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False),
+              help="A folder searched for the .proto's imports (repeatable), as protoc -I; "
+                   "the files used are sent with the mock.")
 @click.option("--id", "mock_id", default=None, help="Mock id (default: generated).")
 @click.option("-n", "--name", default=None, help="Mock name.")
 @click.option("--json", "as_json", is_flag=True, help="Print the admin answer as JSON.")
 @client_options
 def grpc_add(proto: str, service: str, method: str, response: str | None, port: int,
-             reflection: bool, mock_id: str | None, name: str | None, as_json: bool,
-             admin_url: str | None, api_key: str | None) -> None:
+             reflection: bool, import_paths: tuple[str, ...], mock_id: str | None,
+             name: str | None, as_json: bool, admin_url: str | None,
+             api_key: str | None) -> None:
     """Add a gRPC mock for one method of a .proto service."""
     mock = build_grpc_mock(proto=proto, service=service, method=method, response=response,
-                           port=port, reflection=reflection, mock_id=mock_id, name=name)
+                           port=port, reflection=reflection, mock_id=mock_id, name=name,
+                           import_paths=import_paths)
     post_port_mock(mock, kind="gRPC", port=port, created=f"{service}/{method}",
                    merged_noun="services", admin_url=admin_url, api_key=api_key,
                    as_json=as_json)

@@ -6,7 +6,9 @@ API's ``POST /config``, the same validate+merge service every other way in uses 
 Flags: ``--format`` (name or alias), ``--dry-run`` (convert and report; the server is not
 contacted), ``--replace`` (replace all mocks of the workspace instead of merging),
 ``--json``, ``--include-static`` (HAR), ``--as`` (id namespace), ``--var NAME=VALUE``
-(Postman variables, repeatable). A document that cannot be
+(Postman variables, repeatable), ``-I/--import-path DIR`` (``.proto``: folders searched for
+its imports, repeatable; the files used travel inline in the mocks, see docs/grpc.md),
+``--grpc-port`` (``.proto``: the mocks' port, default 50051). A document that cannot be
 imported prints one line ``Error: <format>: <where>: <reason>`` and exits with status 2;
 nothing is imported.
 
@@ -216,7 +218,8 @@ class ImportProgress:
 
 def _convert(file: str, format_name: str | None, as_prefix: str | None, include_static: bool,
              progress: ImportProgress, compile: bool,
-             variables: dict[str, str] | None = None) -> Any:
+             variables: dict[str, str] | None = None, import_paths: tuple[str, ...] = (),
+             grpc_port: int | None = None) -> Any:
     from mocks.portability.importers import ImportDocumentError, import_document, import_path
 
     try:
@@ -226,10 +229,12 @@ def _convert(file: str, format_name: str | None, as_prefix: str | None, include_
             progress("read", len(text), len(text))
             return import_document(text, format_name, as_prefix, source="<stdin>",
                                    include_static=include_static, progress=progress,
-                                   compile=compile, variables=variables)
+                                   compile=compile, variables=variables,
+                                   import_paths=import_paths, grpc_port=grpc_port)
         return import_path(Path(file), format_name, as_prefix, include_static=include_static,
                            progress=progress, source=file, compile=compile,
-                           variables=variables)
+                           variables=variables, import_paths=import_paths,
+                           grpc_port=grpc_port)
     except ImportDocumentError as error:
         raise BadDocument(str(error)) from None
 
@@ -249,8 +254,9 @@ def parse_variables(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.command("import")
 @click.argument("file", metavar="FILE")
 @click.option("-f", "--format", "format_name", default=None, metavar="FORMAT",
-              help="openapi (swagger, oas), postman, har, wiremock, mockoon, wsdl, curl or "
-                   "mockd (native, json, yaml); detected from the content when omitted.")
+              help="openapi (swagger, oas), postman, har, wiremock, mockoon, wsdl, curl, "
+                   "proto or mockd (native, json, yaml); detected from the content when "
+                   "omitted.")
 @click.option("--dry-run", is_flag=True, help="Convert and report; import nothing.")
 @click.option("--replace", is_flag=True, help="Replace all mocks instead of merging.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -261,19 +267,27 @@ def parse_variables(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--var", "variables", multiple=True, metavar="NAME=VALUE",
               help="Postman: a value for {{NAME}} (repeatable); wins over the collection's "
                    "own variables.")
+@click.option("-I", "--import-path", "import_paths", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False),
+              help=".proto: a folder searched for its imports (repeatable), as protoc -I; "
+                   "the files used are sent with the mocks.")
+@click.option("--grpc-port", type=click.IntRange(1, 65535), default=None,
+              help=".proto: port of the gRPC mocks (default 50051).")
 @client_options
 def import_command(file: str, format_name: str | None, dry_run: bool, replace: bool,
                    as_json: bool, include_static: bool, as_prefix: str | None,
-                   variables: tuple[str, ...], admin_url: str | None,
+                   variables: tuple[str, ...], import_paths: tuple[str, ...],
+                   grpc_port: int | None, admin_url: str | None,
                    api_key: str | None) -> None:
-    """Import mocks from an OpenAPI/Swagger, Postman, HAR, WireMock, Mockoon, WSDL, curl or
-    mockd file (a directory of WireMock mappings works too)."""
+    """Import mocks from an OpenAPI/Swagger, Postman, HAR, WireMock, Mockoon, WSDL, curl,
+    .proto or mockd file (a directory of WireMock mappings works too)."""
     values = parse_variables(variables)
     with ImportProgress() as progress:
         # Compiled here too, so that an item that does not compile is skipped (partial
         # import) rather than failing the whole upload.
         result = _convert(file, format_name, as_prefix, include_static, progress,
-                          compile=True, variables=values)
+                          compile=True, variables=values, import_paths=import_paths,
+                          grpc_port=grpc_port)
         for warning in result.warnings:
             progress.warn(warning)
         if not dry_run:

@@ -7,12 +7,17 @@ not a gRPC mock or its port is free, so the mock is created as usual. Otherwise:
 * another protocol on the port (an MQTT broker) -> 409 ``port_conflict``;
 * a gRPC mock of another workspace on the port -> 409 ``port_conflict``;
 * a method the posted mock configures that the port's mock configures too (same service and
-  method), or a service both serve from different ``.proto`` definitions -> 409
-  ``service_conflict`` naming them;
-* else the port's mock takes the posted mock's ``.proto`` files (``protoFiles``), import
-  folders, reflection flag and method entries, and the answer is 200 ``{id, action:
-  "merged", message, targetMockId, addedServices, totalServices, mock}`` (services added or
-  given new methods; every service the port serves after the merge).
+  method), a service both serve from different ``.proto`` definitions, two different inline
+  files of one name (``protoSources``), or files that cannot be loaded together (two
+  declare one symbol) -> 409 ``service_conflict`` naming them;
+* else the port's mock takes the posted mock's ``.proto`` files (``protoFiles``), inline
+  files (``protoSources``; an inline ``protoContent`` other than its own becomes one of
+  them, so mocks made by ``mockd import`` and ``mockd grpc add`` from different files
+  merge), import folders, reflection flag and method entries, and the answer is 200 ``{id,
+  action: "merged", message, targetMockId, addedServices, totalServices, mock}`` (services
+  added or given new methods; every service the port serves after the merge). A method of a
+  service the port's mock serves without configuring it (fake answers, as ``mockd import``
+  leaves them) may be configured this way.
 
 Source: SPEC "Mocks" (port merging and its 409 answers); behavior notes §1 (``merged``
 answer; ``service_conflict``).
@@ -26,14 +31,20 @@ from typing import Any
 from mocks import services
 from mocks.core.errors import ConfigError
 from mocks.port_sharing import port_owner, save_merged
-from mocks.protocols.grpc.protos import load_protos
+from mocks.protocols.grpc.protos import content_file_name, load_protos
 
 
-def _served(mock_config: Any, mock_id: str) -> dict[str, set[str]]:
-    """Service full name -> method names served by a validated ``grpc`` block."""
+def _served(mock_config: Any, mock_id: str, conflict: bool = False) -> dict[str, set[str]]:
+    """Service full name -> method names served by a validated ``grpc`` block. A block that
+    does not compile is 400 ``validation_error``, or 409 ``service_conflict`` with
+    ``conflict`` (a merged block)."""
     try:
         protos = load_protos(mock_config, "grpc", Path("."), (), mock_id)
     except ConfigError as error:
+        if conflict:
+            raise services.AdminError(409, "service_conflict",
+                                      f"the merged mock's .proto files cannot be loaded "
+                                      f"together: {error}") from None
         raise services.validation_error(str(error)) from None
     served: dict[str, set[str]] = {}
     for info in protos.methods.values():
@@ -46,20 +57,35 @@ def _proto_files(config: dict[str, Any]) -> list[str]:
     return files + list(config.get("protoFiles") or [])
 
 
-def merged_config(target: dict[str, Any], incoming: dict[str, Any]) -> dict[str, Any]:
+def merged_config(target: dict[str, Any], incoming: dict[str, Any],
+                  incoming_id: str = "inline") -> dict[str, Any]:
     """The ``grpc`` block of the port's mock after taking ``incoming``'s protos and methods
-    (no conflict checks). Raises 409 ``service_conflict`` for two different inline
-    ``protoContent`` texts."""
+    (no service conflict checks). An incoming ``protoContent`` the target does not hold
+    becomes the inline file ``<incoming_id>.proto`` when the target has a ``protoContent`` of
+    its own. Raises 409 ``service_conflict`` for two different inline files of one name."""
     out = copy.deepcopy(target)
-    if incoming.get("protoContent") and target.get("protoContent") and \
-            incoming["protoContent"] != target["protoContent"]:
-        raise services.AdminError(409, "service_conflict",
-                                  "both mocks give an inline protoContent; a port's mock "
-                                  "holds one: post the new services with protoFile instead")
-    if incoming.get("protoContent") and not target.get("protoContent"):
-        out["protoContent"] = incoming["protoContent"]
+    sources = dict(target.get("protoSources") or {})
+    added = dict(incoming.get("protoSources") or {})
+    incoming_files = _proto_files(incoming)
+    content = incoming.get("protoContent")
+    if content and not target.get("protoContent"):
+        out["protoContent"] = content
+    elif content and content != target["protoContent"]:
+        name = content_file_name(incoming_id)
+        while name in sources or name in added:
+            name = f"{name[:-len('.proto')]}-merged.proto"
+        added[name] = content
+        incoming_files.append(name)
+    for name, text in added.items():
+        if sources.get(name, text) != text:
+            raise services.AdminError(409, "service_conflict",
+                                      f"both mocks carry an inline file {name} "
+                                      f"(protoSources) with different text; rename one")
+        sources[name] = text
+    if sources:
+        out["protoSources"] = sources
     files = _proto_files(target)
-    for name in _proto_files(incoming):
+    for name in incoming_files:
         if name not in files:
             files.append(name)
     out.pop("protoFile", None)
@@ -111,7 +137,9 @@ def merge_into_port_owner(body: Any, workspace_id: str | None) -> dict[str, Any]
                                   f"{target.id}) or use another port")
     configured_before = {name: set((service.get("methods") or {}))
                          for name, service in (target.config.get("services") or {}).items()}
-    merged = merged_config(target.config, incoming_config)
+    merged = merged_config(target.config, incoming_config, mock.id)
+    merged_mock = services.parse_mock({**services.mock_document(target), "grpc": merged})
+    _served(merged_mock.grpc, target.id, conflict=True)
     added = sorted(name for name in served_new if name not in served_before
                    or set((mock.grpc.services.get(name).methods if name in mock.grpc.services
                            else {})) - configured_before.get(name, set()))

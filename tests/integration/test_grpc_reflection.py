@@ -10,20 +10,16 @@ Source: behavior notes §10 (``reflection``); docs/grpc.md "Reflection and healt
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 grpc = pytest.importorskip("grpc")
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # noqa: E402
 from grpc_reflection.v1alpha import reflection_pb2  # noqa: E402
-from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (  # noqa: E402
-    ProtoReflectionDescriptorDatabase)
 
+from tests.grpc_reflection_client import (VERSIONS, ask, dynamic_call,  # noqa: E402
+                                          file_names, open_channel, reflected_pool,
+                                          reflection_database)
 from tests.helpers import free_port, start_server  # noqa: E402
 
-TIMEOUT = 10
-VERSIONS = ("v1", "v1alpha")
 SHOP_PROTO = """\
 syntax = "proto3";
 package shop.v1;
@@ -89,53 +85,9 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def channel(server):
-    opened = grpc.insecure_channel(f"127.0.0.1:{server.port}")
-    grpc.channel_ready_future(opened).result(timeout=TIMEOUT)
+    opened = open_channel(server.port)
     yield opened
     opened.close()
-
-
-def reflection_path(version: str) -> str:
-    return f"/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo"
-
-
-def reflection_database(channel, version: str) -> ProtoReflectionDescriptorDatabase:
-    """grpcio-reflection's client; for v1 its stub is pointed at the v1 service (the
-    messages are the same on the wire, only the path differs)."""
-    database = ProtoReflectionDescriptorDatabase(channel)
-    if version == "v1":
-        database._stub.ServerReflectionInfo = channel.stream_stream(
-            reflection_path("v1"),
-            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
-            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString)
-    return database
-
-
-def ask(channel, version: str, *requests) -> list:
-    """The responses of one reflection stream carrying ``requests``."""
-    stream = channel.stream_stream(
-        reflection_path(version),
-        request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
-        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString)
-    return list(stream(iter(requests), timeout=TIMEOUT))
-
-
-def file_names(response) -> list[str]:
-    return [descriptor_pb2.FileDescriptorProto.FromString(item).name
-            for item in response.file_descriptor_response.file_descriptor_proto]
-
-
-def dynamic_call(channel, pool, method_name: str, streaming: bool = False, **fields):
-    """Call ``pkg.Service.Method`` with a request built from ``pool`` (reflection only)."""
-    method = pool.FindMethodByName(method_name)
-    request_class = message_factory.GetMessageClass(method.input_type)
-    reply_class = message_factory.GetMessageClass(method.output_type)
-    path = f"/{method.containing_service.full_name}/{method.name}"
-    make = channel.unary_stream if streaming else channel.unary_unary
-    call = make(path, request_serializer=request_class.SerializeToString,
-                response_deserializer=reply_class.FromString)
-    answer = call(request_class(**fields), timeout=TIMEOUT)
-    return list(answer) if streaming else answer
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -146,7 +98,7 @@ def test_every_listed_service_resolves_with_the_reflection_client(channel, versi
     assert set(services) == {"shop.v1.Orders", "grpc.health.v1.Health",
                              "grpc.reflection.v1.ServerReflection",
                              "grpc.reflection.v1alpha.ServerReflection"}
-    pool = descriptor_pool.DescriptorPool(database)
+    pool = reflected_pool(channel, version)
     for name in services:
         service = pool.FindServiceByName(name)
         assert service.methods and all(method.input_type for method in service.methods), name
@@ -158,7 +110,7 @@ def test_every_listed_service_resolves_with_the_reflection_client(channel, versi
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_messages_built_from_reflection_alone_call_the_mock(channel, version):
-    pool = descriptor_pool.DescriptorPool(reflection_database(channel, version))
+    pool = reflected_pool(channel, version)
     reply = dynamic_call(channel, pool, "shop.v1.Orders.GetOrder", id="42")
     assert (reply.id, reply.lines[0].sku, reply.lines[0].quantity, reply.card) == (
         "42", "A-1", 2, "visa")
@@ -266,8 +218,7 @@ def test_unknown_symbol_or_file_is_not_found_and_the_stream_goes_on(channel, ver
 
 
 def test_a_port_without_reflection_does_not_serve_it(server):
-    with grpc.insecure_channel(f"127.0.0.1:{server.plain_port}") as opened:
-        grpc.channel_ready_future(opened).result(timeout=TIMEOUT)
+    with open_channel(server.plain_port) as opened:
         for version in VERSIONS:
             with pytest.raises(grpc.RpcError) as raised:
                 ask(opened, version, reflection_pb2.ServerReflectionRequest(list_services=""))

@@ -128,7 +128,9 @@ def import_document(text_or_path: str | Path, format: str | None = None,
                     source: str | None = None, include_static: bool = False,
                     progress: StageCallback | None = None,
                     check: bool = True, compile: bool = True,
-                    variables: dict[str, str] | None = None) -> ImportResult:
+                    variables: dict[str, str] | None = None,
+                    import_paths: tuple[str, ...] = (),
+                    grpc_port: int | None = None) -> ImportResult:
     """Convert one document into an :class:`ImportResult`.
 
     Args:
@@ -148,6 +150,8 @@ def import_document(text_or_path: str | Path, format: str | None = None,
             templates, bindings); a caller that hands the result to a server or engine
             that compiles anyway may pass False to save the time (a 10 MB document).
         variables: Postman ``{{name}}`` values (:attr:`ImportOptions.variables`).
+        import_paths, grpc_port: ``.proto`` include folders and gRPC port
+            (:attr:`ImportOptions.import_paths`, :attr:`ImportOptions.grpc_port`).
 
     Raises:
         ImportDocumentError: unknown or malformed document, or a result that does not
@@ -156,17 +160,21 @@ def import_document(text_or_path: str | Path, format: str | None = None,
     if isinstance(text_or_path, Path):
         return import_path(text_or_path, format, as_prefix, include_static=include_static,
                            progress=progress, check=check, compile=compile, source=source,
-                           variables=variables)
+                           variables=variables, import_paths=import_paths,
+                           grpc_port=grpc_port)
     probe = DocumentProbe(text_or_path, filename)
     return _convert(probe, format, as_prefix, include_static, progress,
-                    source or filename or "<text>", check, compile, variables)
+                    source or filename or "<text>", check, compile, variables,
+                    import_paths, grpc_port)
 
 
 def import_path(path: str | Path, format: str | None = None, as_prefix: str | None = None, *,
                 include_static: bool = False, progress: StageCallback | None = None,
                 check: bool = True, compile: bool = True,
                 source: str | None = None,
-                variables: dict[str, str] | None = None) -> ImportResult:
+                variables: dict[str, str] | None = None,
+                import_paths: tuple[str, ...] = (),
+                grpc_port: int | None = None) -> ImportResult:
     """:func:`import_document` for a file or a directory (WireMock mappings).
 
     Raises :class:`ImportDocumentError` (``<format>: cannot read <path>: ...``) for an
@@ -189,7 +197,7 @@ def import_path(path: str | Path, format: str | None = None, as_prefix: str | No
             progress("read", len(raw), len(raw))
         probe = DocumentProbe(decode_text(raw), file_path.name, base_dir=file_path.parent)
     return _convert(probe, format, as_prefix, include_static, progress, source or str(path),
-                    check, compile, variables)
+                    check, compile, variables, import_paths, grpc_port)
 
 
 def decode_text(raw: bytes) -> str:
@@ -206,7 +214,9 @@ def decode_text(raw: bytes) -> str:
 def _convert(probe: DocumentProbe, format: str | None, as_prefix: str | None,
              include_static: bool, progress: StageCallback | None, source: str,
              check: bool, compile: bool,
-             variables: dict[str, str] | None = None) -> ImportResult:
+             variables: dict[str, str] | None = None,
+             import_paths: tuple[str, ...] = (),
+             grpc_port: int | None = None) -> ImportResult:
     # The importer's last (done, total): the stage ends on its total, so that the count
     # never goes down when some items (static assets, repeats) made no mock.
     reported: list[int] = []
@@ -216,7 +226,8 @@ def _convert(probe: DocumentProbe, format: str | None, as_prefix: str | None,
         progress("convert", done, total)
 
     if progress is None:
-        options = ImportOptions(as_prefix, include_static, variables=dict(variables or {}))
+        options = ImportOptions(as_prefix, include_static, variables=dict(variables or {}),
+                                import_paths=tuple(import_paths), grpc_port=grpc_port)
     else:
         progress("parse", 0, 1)
         if probe.text is not None and not probe.looks_like_xml():
@@ -226,7 +237,7 @@ def _convert(probe: DocumentProbe, format: str | None, as_prefix: str | None,
         progress("parse", 1, 1)
         progress("convert", 0, None)
         options = ImportOptions(as_prefix, include_static, converted,
-                                dict(variables or {}))
+                                dict(variables or {}), tuple(import_paths), grpc_port)
     if format:
         name = canonical_format(format)
     else:

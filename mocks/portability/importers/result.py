@@ -76,12 +76,17 @@ class ImportOptions:
         variables: Postman only: ``{name: value}`` for ``{{name}}`` in the collection
             (``--var name=value``, ``imports[].variables``); they win over the collection's
             own variable defaults.
+        import_paths: ``.proto`` only: folders searched for its imports (``--import-path``).
+        grpc_port: ``.proto`` only: the port of the gRPC mocks (``--grpc-port``; None:
+            50051).
     """
 
     as_prefix: str | None = None
     include_static: bool = False
     progress: ProgressCallback | None = None
     variables: dict[str, str] = field(default_factory=dict)
+    import_paths: tuple[str, ...] = ()
+    grpc_port: int | None = None
 
     def report(self, done: int, total: int) -> None:
         """Tell :attr:`progress` (if any) that ``done`` of ``total`` items are converted.

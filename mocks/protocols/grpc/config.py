@@ -6,6 +6,8 @@ Shape (durations are ``"400ms"``, ``"5s"`` or an integer of ms; stored as int ms
       port: 50051                        # required, 1-65535; its own gRPC server
       protoFile: ./greeter.proto         # or protoFiles: [...], or protoContent: "syntax ..."
       importPaths: [./protos]            # extra -I folders (relative to the config file)
+      protoSources:                      # inline files by import name (what `mockd import -I`
+        shop/v1/types.proto: "syntax ..."  # and `mockd grpc add -I` send); protoFile may name one
       reflection: true                   # grpc.reflection.v1alpha / v1 for grpcurl & Postman
       services:
         helloworld.Greeter:              # fully qualified service name
@@ -30,6 +32,7 @@ Source: behavior notes §10 (``grpc`` row, "gRPC ``error.details``"); SPEC "Mock
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -188,6 +191,13 @@ class GrpcService(Strict):
     methods: dict[str, GrpcMethod] = Field(default_factory=dict)
 
 
+#: A ``protoSources`` name: a relative ``/``-separated path ending in ``.proto`` whose
+#: segments do not start with ``.`` (so no ``..``, ``.`` or hidden names), with no empty
+#: segment, backslash or drive, as ``import`` statements name files.
+_SOURCE_NAME = re.compile(r"^[A-Za-z0-9_@+\-][A-Za-z0-9_.@+\-]*"
+                          r"(?:/[A-Za-z0-9_@+\-][A-Za-z0-9_.@+\-]*)*\.proto$")
+
+
 class GrpcMock(Strict):
     """The ``grpc`` block of a mock (see the module docstring).
 
@@ -195,7 +205,13 @@ class GrpcMock(Strict):
         port: the TCP port of the gRPC server (1-65535); gRPC mocks of one port share it.
         proto_file / proto_files / proto_content: the ``.proto`` source (``protoFile``,
             ``protoFiles``, ``protoContent``); files are relative to the config file's
-            folder.
+            folder, except a name that is a key of ``protoSources``, which is that inline
+            file.
+        proto_sources: inline ``.proto`` files (``protoSources``): import name
+            (``google/pubsub/v1/schema.proto``) -> file text. They are compiled as if they
+            lay in one folder searched before ``importPaths``, so the server reads no file
+            for them; ``mockd import -I`` and ``mockd grpc add -I`` send a ``.proto`` and the
+            files it imports this way.
         import_paths: extra include folders for ``import`` statements (``importPaths``).
         reflection: register the server reflection service.
         services: service full name -> :class:`GrpcService`.
@@ -205,15 +221,27 @@ class GrpcMock(Strict):
     proto_file: str | None = Field(None, alias="protoFile")
     proto_files: list[str] = Field(default_factory=list, alias="protoFiles")
     proto_content: str | None = Field(None, alias="protoContent")
+    proto_sources: dict[str, str] = Field(default_factory=dict, alias="protoSources")
     import_paths: list[str] = Field(default_factory=list, alias="importPaths")
     reflection: bool = False
     services: dict[str, GrpcService] = Field(default_factory=dict)
+
+    @field_validator("proto_sources")
+    @classmethod
+    def _source_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not _SOURCE_NAME.match(name):
+                raise ValueError(f"protoSources name {name!r} is not an import name: use a "
+                                 f"relative path such as 'shop/v1/orders.proto' (letters, "
+                                 f"digits, '_', '-', '.', '@', '+' and '/'; no '..')")
+        return value
 
     @model_validator(mode="after")
     def _some_proto(self) -> "GrpcMock":
         if not self.proto_file and not self.proto_files and not self.proto_content:
             raise ValueError("give protoFile, protoFiles or protoContent (the .proto that "
-                             "describes the services)")
+                             "describes the services; protoSources only holds files they "
+                             "import or name)")
         return self
 
     @property
