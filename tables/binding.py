@@ -24,7 +24,9 @@ headers and JSON bytes:
   400 ``invalid JSON body: …``; over 1 MiB -> 413 with a hint;
 * query parameters of ``list`` and ``get``: those the bound mock's ``matcher.queryParams``
   names (they choose the mock) and its ``http.credentialQueryParams`` (API keys, recorded by
-  the OpenAPI import) are never filters; the rest go to :mod:`tables.query`;
+  the OpenAPI import) are never filters; those its ``http.declaredQueryParams`` names (the
+  imported operation's query parameters) filter only when they name a field of the table's
+  items; the rest go to :mod:`tables.query`;
 * success status, first that applies: the transform's ``create.status``/``delete.status``,
   the bound mock's explicit ``response.statusCode``, the action's default (list/get/update/
   patch/custom 200, create 201, delete 204); error answers keep their own status;
@@ -293,17 +295,22 @@ class BoundAction:
         not_filters: query parameter names a ``list`` (or ``get``) never reads as filters:
             the keys of the mock's own ``matcher.queryParams`` (they choose the mock) and
             its ``credentialQueryParams`` (API keys an imported spec sends in the query).
+        declared: the mock's ``declaredQueryParams`` (an imported operation's query
+            parameters) less ``not_filters``: filters of a ``list`` only when some item of
+            the table has that field.
     """
 
     __slots__ = ("spec", "store", "id_parameter", "explicit_status", "delay_seconds", "seed",
-                 "not_filters", "_headers", "_static_headers", "_has_content_type")
+                 "not_filters", "declared", "_headers", "_static_headers", "_has_content_type")
 
     def __init__(self, spec: BindingSpec, store: TableStore, response: Response | None,
-                 matcher: Matcher, key_path: str, credential_query_params: Iterable[str] = ()):
+                 matcher: Matcher, key_path: str, credential_query_params: Iterable[str] = (),
+                 declared_query_params: Iterable[str] = ()):
         self.spec = spec
         self.store = store
         self.id_parameter = item_id_parameter(matcher)
         self.not_filters = frozenset((*(matcher.query_params or {}), *credential_query_params))
+        self.declared = frozenset(declared_query_params) - self.not_filters
         self.explicit_status = (response.status_code
                                 if response is not None and "status_code" in
                                 response.model_fields_set else None)
@@ -357,7 +364,7 @@ class BoundAction:
             query = {name: values for name, values in query.items()
                      if name not in self.not_filters}
         return OperationRequest(store_action, spec.table, item_id, body, query, path_params,
-                                spec.operation)
+                                spec.operation, self.declared)
 
     def _transform_of(self, result: OperationResult | None) -> CompiledTransform | None:
         if self.spec.transform is not None:

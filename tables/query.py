@@ -18,6 +18,9 @@ any non-reserved name  exact-match filter (several combine with AND)  none
 
 Filters compare the text form of the stored value (:func:`tables.ids.value_text`: ``true``,
 ``42``, ``null``) with the parameter's first value; a missing field never matches.
+Parameters an imported API *declares* (an OpenAPI operation's query parameters, see
+:func:`without_absent_fields`) filter only when they name a field some item has, so
+credentials sent as plain query parameters (``api_key``, ``api_secret``) list everything.
 
 Sorting is a total order: values compare by kind first (numbers, then times, then strings
 and everything else as text, then null/missing), then by value, then by insertion order, and
@@ -31,7 +34,7 @@ from __future__ import annotations
 import calendar
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,13 +167,7 @@ def parse_list_query(parameters: Mapping[str, Sequence[str]] | None) -> ListQuer
     if not parameters:
         return EMPTY_QUERY
     first = {key: values[0] for key, values in parameters.items() if values}
-    filters: list[tuple[tuple[str, ...], str]] = []
-    for key, value in first.items():
-        if key in RESERVED_PARAMETERS or key.startswith("expand["):
-            continue
-        match = _BRACKETED.match(key)
-        path = (match.group(1), *_SEGMENT.findall(match.group(2))) if match else (key,)
-        filters.append((path, value))
+    filters = [(filter_path(key), value) for key, value in first.items() if is_filter(key)]
     order = (first.get("order") or "desc").strip().lower()
     return ListQuery(filters=tuple(filters), sort=(first.get("sort") or "createdAt").strip(),
                      descending=order != "asc", limit=_positive(first.get("limit"),
@@ -180,6 +177,40 @@ def parse_list_query(parameters: Mapping[str, Sequence[str]] | None) -> ListQuer
                      ending_before=first.get("ending_before") or None,
                      expand=tuple(name[5:] if name.startswith("data.") else name
                                   for name in expand_names(parameters)))
+
+
+def is_filter(key: str) -> bool:
+    """Whether the query parameter ``key`` is a filter (not a reserved name, not
+    ``expand[...]``)."""
+    return key not in RESERVED_PARAMETERS and not key.startswith("expand[")
+
+
+def filter_path(key: str) -> tuple[str, ...]:
+    """The field path a filter parameter names: ``"status"`` -> ``("status",)``,
+    ``"metadata[tier]"`` -> ``("metadata", "tier")``."""
+    match = _BRACKETED.match(key)
+    return (match.group(1), *_SEGMENT.findall(match.group(2))) if match else (key,)
+
+
+def without_absent_fields(parameters: Mapping[str, Sequence[str]], declared: frozenset[str],
+                          items: Collection[Mapping[str, Any]]) -> Mapping[str, Sequence[str]]:
+    """``parameters`` without the filters named in ``declared`` that are a field of none of
+    ``items`` (a nested ``a[b]`` counts when some item has ``a.b``); the others, reserved
+    names included, are kept as given. ``parameters`` itself is returned when nothing is
+    dropped.
+
+    ``declared`` holds the query parameters an imported API operation declares
+    (``http.declaredQueryParams``): an API key or another parameter that is no field of the
+    table's items must not filter the list empty (SPEC "Query behavior of list": a filter
+    is "an exact-match filter on that field"). Cost: one pass over ``items`` for each such
+    parameter, stopping at the first item that has the field.
+    """
+    absent = [key for key in parameters
+              if key in declared and is_filter(key) and not any(
+                  field_value(item, filter_path(key)) is not _MISSING for item in items)]
+    if not absent:
+        return parameters
+    return {key: values for key, values in parameters.items() if key not in absent}
 
 
 def field_value(item: Mapping[str, Any], path: Sequence[str]) -> Any:

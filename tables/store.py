@@ -37,7 +37,7 @@ from tables.config import TableConfig
 from tables.errors import TableError
 from tables.ids import Clock, id_key, new_prefixed, new_short, new_uuid, numeric_id, ulids, value_text
 from tables.query import (ListMeta, expand_names, matches_filters, paginate, parse_list_query,
-                    sort_items)
+                    sort_items, without_absent_fields)
 from tables.transforms import CompiledTransform, compile_transform
 from tables.validation import TableValidator, ValidationIssue, compile_validator
 
@@ -63,6 +63,10 @@ class OperationRequest:
         parent: parameters of the enclosing request (HTTP path parameters): the parent id of
             ``parentField`` tables, checked by validation ``pathParams``.
         operation: the custom operation name when ``action`` is ``custom``.
+        declared: query parameters the caller's API declares (an imported OpenAPI
+            operation's ``http.declaredQueryParams``): on ``list`` each filters only when
+            some item of the table has that field (see
+            :func:`tables.query.without_absent_fields`).
     """
 
     action: str
@@ -72,6 +76,7 @@ class OperationRequest:
     query: Mapping[str, Sequence[str]] | None = None
     parent: Mapping[str, str] | None = None
     operation: str | None = None
+    declared: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -396,9 +401,13 @@ class RuntimeTable:
         return item
 
     def select(self, query: Mapping[str, Sequence[str]] | None,
-               parent: Mapping[str, str] | None) -> tuple[list[dict[str, Any]], ListMeta,
-                                                           tuple[str, ...]]:
-        """``(page, meta, expand names)`` of a list query (filters AND-ed with the parent)."""
+               parent: Mapping[str, str] | None,
+               declared: frozenset[str] = frozenset()) -> tuple[list[dict[str, Any]],
+                                                                ListMeta, tuple[str, ...]]:
+        """``(page, meta, expand names)`` of a list query (filters AND-ed with the parent);
+        a ``declared`` parameter that is no field of any item is not a filter."""
+        if declared and query:
+            query = without_absent_fields(query, declared, self.items.values())
         parsed = parse_list_query(query)
         candidates = list(self.items.values())
         parent_field = self.definition.parent_field
@@ -529,7 +538,7 @@ class TableStore:
         table = self.get(request.table)
         definition = table.definition
         if action == "list":
-            page, meta, expand = table.select(request.query, request.parent)
+            page, meta, expand = table.select(request.query, request.parent, request.declared)
             if expand:
                 page = [self.expand(definition, item, expand) for item in page]
             return OperationResult(action, definition, items=page, meta=meta)

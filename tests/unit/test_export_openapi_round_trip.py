@@ -57,6 +57,13 @@ def test_credential_query_params_survive_export_and_import():
     assert mock["http"]["credentialQueryParams"] == ["api_key"]
 
 
+def test_declared_query_params_survive_export_and_import_and_stay_no_conditions():
+    [mock] = round_trip(http_mock("m", "GET", "/x", matcher={"queryParams": {"v": "2"}},
+                                  declaredQueryParams=["api_key", "v", "status"]))
+    assert mock["http"]["declaredQueryParams"] == ["api_key", "status"]
+    assert mock["http"]["matcher"]["queryParams"] == {"v": "2"}
+
+
 def test_binary_body_and_matcher_objects_survive_export_and_import():
     import base64
 

@@ -418,3 +418,22 @@ def test_swagger_query_api_keys_come_from_security_definitions():
 def test_openapi_without_query_api_keys_records_nothing():
     mock = only_mock(spec({"/x": {"get": {"responses": {}}}}))
     assert "credentialQueryParams" not in mock["http"]
+
+
+def test_openapi_declared_query_params_are_recorded_in_document_order():
+    mock = only_mock(spec(
+        {"/apps": {"parameters": [{"name": "page", "in": "query"}],
+                   "get": {"parameters": [
+                       {"name": "api_key", "in": "query", "required": True},
+                       {"name": "api_secret", "in": "query", "required": True},
+                       {"name": "X-Trace", "in": "header"},
+                       {"name": "token", "in": "query"},
+                       {"name": "tier", "in": "query", "example": "gold",
+                        "x-mockd-condition": True}],
+                       "responses": {}}}},
+        components={"securitySchemes": {"t": {"type": "apiKey", "in": "query",
+                                              "name": "token"}}}))
+    # credentials and conditions are listed elsewhere; headers are no query parameters
+    assert mock["http"]["declaredQueryParams"] == ["page", "api_key", "api_secret"]
+    assert mock["http"]["credentialQueryParams"] == ["token"]
+    assert mock["http"]["matcher"]["queryParams"] == {"tier": "gold"}

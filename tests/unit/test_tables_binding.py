@@ -345,6 +345,17 @@ def test_list_ignores_credential_query_params():
     assert listed_names(engine, "api_key=secret&kind=dog") == ["rex"]
 
 
+def test_list_filters_on_declared_query_params_only_when_items_have_the_field():
+    mock = http_mock("m", "GET", "/pets")
+    mock["http"]["declaredQueryParams"] = ["api_key", "api_secret", "kind"]
+    engine = engine_of(mock, tables=[{"name": "pets", "seedData": PETS}],
+                       extend=[{"mock": "m", "table": "pets", "action": "list"}])
+    assert listed_names(engine, "api_key=k&api_secret=s") == ["rex", "tom"]
+    assert listed_names(engine, "api_key=k&api_secret=s&kind=cat") == ["tom"]
+    assert listed_names(engine, "kind=bird") == []  # a field: still an exact filter
+    assert listed_names(engine, "colour=red") == []  # undeclared names filter as before
+
+
 def test_list_without_credential_names_still_filters_on_every_name():
     engine = engine_of(http_mock("m", "GET", "/pets"),
                        tables=[{"name": "pets", "seedData": PETS}],

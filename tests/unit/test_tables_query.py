@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tables.ids import Clock
-from tables.query import (DEFAULT_LIMIT, RESERVED_PARAMETERS, ListQuery, matches_filters,
-                          paginate, parse_list_query, sort_items, sort_key, time_nanoseconds)
+from tables.query import (DEFAULT_LIMIT, RESERVED_PARAMETERS, ListQuery, filter_path,
+                          matches_filters, paginate, parse_list_query, sort_items, sort_key,
+                          time_nanoseconds, without_absent_fields)
 
 SPEC_RESERVED = ["limit", "offset", "page", "per_page", "starting_after", "ending_before",
                  "cursor", "page_size", "page_token", "sort", "order", "sort_by", "order_by",
@@ -66,6 +67,38 @@ def test_filter_compares_the_text_form(stored, text, matches):
 
 def test_missing_field_never_matches():
     assert not matches_filters({}, ((("f",), "null"),))
+
+
+@pytest.mark.parametrize(("key", "path"), [
+    pytest.param("status", ("status",), id="plain name"),
+    pytest.param("metadata[tier]", ("metadata", "tier"), id="bracketed"),
+    pytest.param("a[b][0]", ("a", "b", "0"), id="nested with index"),
+])
+def test_filter_path(key, path):
+    assert filter_path(key) == path
+
+
+DECLARED_ITEMS = [{"name": "rex", "kind": "dog", "meta": {"tier": "gold"}}, {"name": "tom"}]
+
+
+@pytest.mark.parametrize(("parameters", "kept"), [
+    pytest.param({"api_key": ["k"], "api_secret": ["s"]}, [], id="declared non-fields dropped"),
+    pytest.param({"api_key": ["k"], "kind": ["dog"]}, ["kind"],
+                 id="declared field kept (one item has it)"),
+    pytest.param({"meta[tier]": ["gold"]}, ["meta[tier]"], id="declared nested field kept"),
+    pytest.param({"meta[colour]": ["red"]}, [], id="declared nested non-field dropped"),
+    pytest.param({"undeclared": ["x"]}, ["undeclared"], id="undeclared name kept"),
+    pytest.param({"limit": ["1"], "sort": ["name"]}, ["limit", "sort"],
+                 id="reserved names kept even when declared"),
+])
+def test_declared_parameters_filter_only_on_item_fields(parameters, kept):
+    declared = frozenset({"api_key", "api_secret", "kind", "meta[tier]", "meta[colour]",
+                          "limit", "sort"})
+    assert list(without_absent_fields(parameters, declared, DECLARED_ITEMS)) == kept
+
+
+def test_declared_parameters_of_an_empty_table_are_dropped():
+    assert without_absent_fields({"kind": ["dog"]}, frozenset({"kind"}), []) == {}
 
 
 def test_first_value_of_a_repeated_filter_is_used():

@@ -22,7 +22,9 @@ cannot hold two answers for one operation; later ones are listed under
   ``x-mockd-template: true`` and a text body is kept as written (not parsed as JSON), so the
   importer gives back the same template text;
 * ``http.credentialQueryParams`` -> ``components.securitySchemes`` of ``type: apiKey,
-  in: query`` (imported again as the same list).
+  in: query`` (imported again as the same list);
+* ``http.declaredQueryParams`` -> optional query parameters without an example (imported
+  again as the same list, never as conditions).
 
 Importing the result reproduces the behaviour: same paths, methods, conditions, statuses,
 content types and bodies, templates included.
@@ -150,6 +152,10 @@ def _operation(mock: dict[str, Any], http: dict[str, Any], matcher: dict[str, An
         parameters.append({"name": name, "in": "query", "required": True,
                            "schema": {"type": "string"}, "example": str(value),
                            CONDITION_EXTENSION: True})
+    conditions = matcher.get("queryParams") or {}
+    for name in http.get("declaredQueryParams") or ():
+        if name not in conditions:  # a parameter is listed once (the condition wins)
+            parameters.append({"name": str(name), "in": "query", "schema": {"type": "string"}})
     for name, value in (matcher.get("headers") or {}).items():
         if not isinstance(value, str) or "*" in value:
             continue  # a wildcard or a matcher object has no single example value

@@ -21,6 +21,11 @@ Rules (behavior notes §13, with the changes of "Imports that real files break")
 * query parameters that carry credentials (``securitySchemes`` / Swagger
   ``securityDefinitions`` of ``type: apiKey, in: query``) are listed in each mock's
   ``http.credentialQueryParams`` so a table-bound ``list`` does not filter on them;
+* the other query parameters an operation declares (its own and its path's, conditions
+  excepted) are listed in ``http.declaredQueryParams``, in document order: a table-bound
+  ``list`` filters on one only when it names a field of the table's items, so credentials
+  declared as plain parameters (Vonage's required ``api_key`` and ``api_secret``) do not
+  filter the list empty;
 * name = ``summary``, else ``operationId``, else ``"METHOD path"``;
 * id = ``<as>.<operationId>`` with an ``as`` prefix, else ``http_<16 hex>``; both the
   ``operationId`` and ``<as>.<operationId>`` are recorded in
@@ -284,6 +289,8 @@ class OpenAPIConversion:
                                            f"{location}.parameters"))
         query_params: dict[str, str] = {}
         match_headers: dict[str, str] = {}
+        declared = [parameter_name for where, parameter_name in parameters
+                    if where == "query" and parameter_name not in self.credential_query_params]
         for (where, parameter_name), parameter in parameters.items():
             # Examples describe a request; they are not conditions (a plain request must
             # match), except the exporter's own conditions coming back.
@@ -340,6 +347,9 @@ class OpenAPIConversion:
             mock["http"]["response"]["bodyBase64"] = body.text
         if self.credential_query_params:
             mock["http"]["credentialQueryParams"] = list(self.credential_query_params)
+        declared = [name for name in declared if name not in query_params]
+        if declared:
+            mock["http"]["declaredQueryParams"] = declared
         return mock
 
     def _location(self, response: dict[str, Any], rng: random.Random, location: str) -> str:

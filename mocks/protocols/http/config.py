@@ -348,6 +348,10 @@ class HttpMock(Strict):
     stateful_operation: str | None = Field(None, alias="statefulOperation")
     stateful_binding: StatefulBinding | None = Field(None, alias="statefulBinding")
     credential_query_params: list[str] = Field([], alias="credentialQueryParams")  # never list filters
+    #: Query parameters the imported API operation declares (OpenAPI ``parameters`` with
+    #: ``in: query``): a table-bound ``list`` filters on one only when some item of the table
+    #: has that field (docs/tables.md "List queries").
+    declared_query_params: list[str] = Field([], alias="declaredQueryParams")
     validation: RequestValidation | None = None
 
     @model_validator(mode="after")

@@ -69,7 +69,8 @@ def compile_candidate(mock: Any, context: CompileContext) -> Candidate:
     if binding is not None:
         tables = context.tables if context.tables is not None else TableStore()
         action = BoundAction(binding, tables, http.response, http.matcher,
-                             f"{key_path}.http.response", http.credential_query_params)
+                             f"{key_path}.http.response", http.credential_query_params,
+                             http.declared_query_params)
     elif http.sse is not None or http.chunked is not None:
         action = compile_stream_action(http, f"{key_path}.http", context.base_dir,
                                        context.body_file_roots)
