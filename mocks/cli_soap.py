@@ -5,7 +5,10 @@ every operation answering its sample response) and sent to the running server wi
 ``POST /config``, like ``mockd import``. ``--stateful`` turns CRUD-shaped operations
 (``Get*``, ``List*``, ``Create*``, ``Update*``, ``Delete*``) into operations on tables it
 creates (``GetUser`` -> ``get`` on ``users``), so SOAP calls share data with REST mocks bound
-to the same tables.
+to the same tables. A WSDL that imports other files (``wsdl:import``, ``xs:import``,
+``xs:include``) carries them in the mock's ``soap.documents``, read from the WSDL's folder
+and below only (:mod:`mocks.protocols.soap.documents`); a WSDL read from stdin cannot import
+files.
 
 Output: ``Imported <n> SOAP mock(s) from <file> (<k> operations; tables: users, orders)``;
 with ``--json`` ``{imported, total, format, source, operations, tables, stateful}``;

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import httpx
+import yaml
 import pytest
 from lxml import etree
 
@@ -375,3 +376,18 @@ def test_substitution_groups_abstract_types_groups_and_facets_give_a_valid_sampl
 ])
 def test_pattern_samples_match_their_pattern(pattern, expected):
     assert pattern_sample(pattern) == expected
+
+
+def test_soap_import_dry_run_prints_the_mock_with_its_files(orders):
+    from click.testing import CliRunner
+
+    from mocks.cli_soap import soap_group
+
+    done = CliRunner().invoke(soap_group, ["import", str(orders / "orders.wsdl"), "--dry-run"])
+    assert done.exit_code == 0, done.output
+    soap = yaml.safe_load(done.stdout)["mocks"][0]["soap"]
+    assert set(soap["documents"]) == {"orders-abstract.wsdl", "schemas/orders.xsd",
+                                      "schemas/order-common.xsd", "common/money.xsd"}
+    from_stdin = CliRunner().invoke(soap_group, ["import", "-", "--dry-run"],
+                                    input=(orders / "orders.wsdl").read_text())
+    assert from_stdin.exit_code == 2 and "import it from its file" in from_stdin.output
