@@ -21,7 +21,7 @@ from mocks.core.responses import FileRoots
 from mocks.engine.app import DataPlaneApp
 from mocks.portability.importers import ImportDocumentError, import_document, import_path
 from mocks.protocols.soap.documents import FolderSource
-from mocks.protocols.soap.samples import pattern_sample
+from mocks.protocols.soap.samples import MAX_NODES, pattern_sample
 from mocks.protocols.soap.wsdl import read_wsdl
 from tests.helpers import engine_with
 from tests.soap_files import assert_valid, wsdl_schema, xsd_query_layout
@@ -391,3 +391,28 @@ def test_soap_import_dry_run_prints_the_mock_with_its_files(orders):
     from_stdin = CliRunner().invoke(soap_group, ["import", "-", "--dry-run"],
                                     input=(orders / "orders.wsdl").read_text())
     assert from_stdin.exit_code == 2 and "import it from its file" in from_stdin.output
+
+
+def test_samples_of_huge_required_structures_stay_bounded(tmp_path):
+    """Ten required children of the next type, eight levels deep (10^8 elements), and four
+    nested levels of minOccurs="50": the sample stops near MAX_NODES elements."""
+    levels = "".join(
+        f'<xs:complexType name="L{level}"><xs:sequence>'
+        + "".join(f'<xs:element name="e{index}" type="tns:L{level + 1}"/>' for index in range(10))
+        + "</xs:sequence></xs:complexType>" for level in range(8))
+    repeats = "".join(
+        f'<xs:complexType name="R{level}"><xs:sequence><xs:element name="r" type="tns:R'
+        f'{level + 1}" minOccurs="50" maxOccurs="unbounded"/></xs:sequence></xs:complexType>'
+        for level in range(4))
+    text = FEATURES.replace(
+        '<xs:element name="DrawResponse">',
+        f'{levels}<xs:simpleType name="L8"><xs:restriction base="xs:string"/></xs:simpleType>'
+        f'{repeats}<xs:simpleType name="R4"><xs:restriction base="xs:string"/></xs:simpleType>'
+        '<xs:element name="Wide"><xs:complexType><xs:sequence><xs:element name="w" '
+        'type="tns:L0"/><xs:element name="d" type="tns:R0"/></xs:sequence></xs:complexType>'
+        '</xs:element><xs:element name="DrawResponse">').replace(
+        'element="tns:DrawResponse"', 'element="tns:Wide"')
+    path = tmp_path / "wide.wsdl"
+    path.write_text(text)
+    sample = operations_of(path)["Draw"].response
+    assert MAX_NODES <= len(etree.fromstring(sample).xpath("//*")) < 2 * MAX_NODES

@@ -171,8 +171,10 @@ class SampleWriter:
 
     def _declared(self, declaration: Any, context: SchemaContext, namespace: str,
                   stack: tuple, depth: int, required: bool) -> Node | None:
-        if not required and (self._nodes >= MAX_NODES or depth >= MAX_DEPTH):
-            return None
+        if self._nodes >= MAX_NODES or depth >= MAX_DEPTH:
+            # Past the bounds: optional content is left out, required content left empty
+            # (a schema that requires more cannot have a sample of bounded size).
+            return Node(namespace, declaration.get("name") or "element") if required else None
         self._nodes += 1
         node = Node(namespace, declaration.get("name") or "element")
         fixed = declaration.get("fixed")
@@ -301,16 +303,27 @@ class SampleWriter:
     # ------------------------------------------------------------------ particles
     def _particle(self, particle: Any, context: SchemaContext, stack: tuple,
                   depth: int) -> list[Node]:
-        kind = local_name(particle.tag)
         count = _repeats(particle)
-        required = _occurs(particle)[0] > 0
         if count == 0:
             return []
+        once = self._once(particle, context, stack, depth)
+        if count > 1 and once:
+            # Copies share their nodes; they count against the bound all the same.
+            size = sum(_size(node) for node in once)
+            count = max(1, min(count, (MAX_NODES - self._nodes) // size + 1))
+            self._nodes += size * (count - 1)
+        return once * count
+
+    def _once(self, particle: Any, context: SchemaContext, stack: tuple,
+              depth: int) -> list[Node]:
+        """One occurrence of ``particle``."""
+        kind = local_name(particle.tag)
+        required = _occurs(particle)[0] > 0
         if kind == "element":
             node = self._element(particle, context, stack, depth, required)
-            return [] if node is None else [node] * count
+            return [] if node is None else [node]
         if kind == "any":
-            return [self._any(particle, context) for _ in range(count)] if required else []
+            return [self._any(particle, context)] if required else []
         if kind == "group":
             key = context.resolve(particle, particle.get("ref") or "")
             group = self.schemas.find("groups", key)
@@ -319,17 +332,15 @@ class SampleWriter:
             model = _first(group.element, "sequence", "choice", "all")
             if model is None:
                 return []
-            once = self._particle(model, group.context, (*stack, ("group", key)), depth)
-            return once * count
+            return self._particle(model, group.context, (*stack, ("group", key)), depth)
         if kind == "choice":
-            once = self._choice(particle, context, stack, depth)
-        else:  # sequence, all
-            once = []
-            for member in particle:
-                if local_name(member.tag) in ("element", "sequence", "choice", "group", "any",
-                                              "all"):
-                    once.extend(self._particle(member, context, stack, depth))
-        return once * count
+            return self._choice(particle, context, stack, depth)
+        once = []  # sequence, all
+        for member in particle:
+            if local_name(member.tag) in ("element", "sequence", "choice", "group", "any",
+                                          "all"):
+                once.extend(self._particle(member, context, stack, depth))
+        return once
 
     def _choice(self, choice: Any, context: SchemaContext, stack: tuple,
                 depth: int) -> list[Node]:
@@ -480,6 +491,11 @@ class SampleWriter:
             if sample is not None:
                 return sample
         return _sized(text, facets)
+
+
+def _size(node: Node) -> int:
+    """How many elements ``node`` writes (itself and everything inside)."""
+    return 1 + sum(_size(child) for child in node.children)
 
 
 def _sized(text: str, facets: dict[str, str]) -> str:

@@ -178,6 +178,7 @@ class WsdlDocument:
                         table.add((namespace, element.get("name")), element)
             self.services.extend(_children(document.root, "service"))
         self.schemas = SchemaSet(documents)
+        self._endpoints: list[Endpoint] | None = None
 
     def served(self) -> list[bytes]:
         """Every document as served, by index (0: the WSDL; see
@@ -185,9 +186,15 @@ class WsdlDocument:
         return self.documents.served()
 
     def endpoints(self) -> list[Endpoint]:
-        """Every SOAP endpoint path, in document order. Raises :class:`WsdlError` when there
-        is no ``<service>``, no port with a SOAP binding, or a binding names an unknown
-        port type."""
+        """Every SOAP endpoint path, in document order (worked out once: samples are
+        written on the first call). Raises :class:`WsdlError` when there is no
+        ``<service>``, no port with a SOAP binding, or a binding names an unknown port
+        type."""
+        if self._endpoints is None:
+            self._endpoints = self._read_endpoints()
+        return self._endpoints
+
+    def _read_endpoints(self) -> list[Endpoint]:
         by_path: dict[str, Endpoint] = {}
         if not self.services:
             raise WsdlError("definitions", "no <service> element: nothing to mock")
