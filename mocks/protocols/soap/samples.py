@@ -22,8 +22,10 @@ element name) that is valid against the WSDL's schemas (:class:`~.xsd.SchemaSet`
 * an abstract element is replaced by the first concrete member of its substitution group;
   an abstract type by the first concrete type derived from it, named by ``xsi:type``.
 
-Bounded: at most :data:`MAX_NODES` elements per sample and :data:`MAX_DEPTH` levels (past
-them, optional content is left out). Compile-time only; Django-free.
+Bounded: about :data:`MAX_NODES` elements per sample and :data:`MAX_DEPTH` levels; past
+them optional content is left out and required elements are written empty (a schema that
+requires more has no sample of bounded size, so that sample is not valid). Compile-time
+only; Django-free.
 
 Source: SPEC "SOAP mock" (the answer of a WSDL operation); behavior notes §10, §13
 (operations answer "their sample response").
