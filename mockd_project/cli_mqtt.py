@@ -58,15 +58,6 @@ def _text(value: str) -> bytes:
     return struct.pack("!H", len(raw)) + raw
 
 
-def _length(size: int) -> bytes:
-    out = bytearray()
-    while True:
-        size, digit = divmod(size, 128)
-        out.append(digit | (0x80 if size else 0))
-        if not size:
-            return bytes(out)
-
-
 class MqttClient:
     """A blocking MQTT 3.1.1 client for one short session (clean session).
 
@@ -104,7 +95,10 @@ class MqttClient:
                             + REFUSALS.get(body[1], f"return code {body[1]}"))
 
     def _send(self, header: int, body: bytes) -> None:
-        self.sock.sendall(bytes([header]) + _length(len(body)) + body)
+        # The broker's encoder; imported here so that other commands never load amqtt.
+        from mocks.protocols.mqtt.wire import encode_length
+
+        self.sock.sendall(bytes([header]) + encode_length(len(body)) + body)
         self._last_sent = time.monotonic()
 
     def _exact(self, size: int, deadline: float) -> bytes:

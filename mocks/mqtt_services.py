@@ -9,7 +9,8 @@ the body is not an MQTT mock or its port is free, so the mock is created as usua
 * an MQTT mock of another workspace on the port -> 409 ``port_conflict``;
 * a topic the posted mock configures that the port's mock configures too -> 409
   ``service_conflict`` naming it;
-* else the port's mock takes the posted topics (and its ``auth``/``tls`` when it has none),
+* else the port's mock takes the posted topics (and its ``auth``/``tls``/``websocket`` when it
+  has none),
   and the answer is 200 ``{id, action: "merged", message, targetMockId, addedServices,
   totalServices, mock}`` (the topics added; every topic of the port after the merge).
 
@@ -50,7 +51,7 @@ def merge_into_port_owner(body: Any, workspace_id: str | None) -> dict[str, Any]
                                     "another port")
     merged = copy.deepcopy(target.config)
     merged.setdefault("topics", []).extend(copy.deepcopy(incoming.get("topics") or []))
-    for key in ("auth", "tls"):
+    for key in ("auth", "tls", "websocket"):
         if incoming.get(key) and not merged.get(key):
             merged[key] = copy.deepcopy(incoming[key])
     return save_merged(target, merged, port, added, before + added, "topic(s)")

@@ -140,7 +140,10 @@ class Engine:
         self.shared_state: dict[str, Any] = {
             "template_state": self.template_state,
             "serve_event": lambda **fields: self.notify(ServeEvent(**fields)),
-            "chaos": lambda: self.chaos}
+            "chaos": lambda: self.chaos,
+            # Listeners of their own that browsers can reach (MQTT over WebSocket) admit
+            # the same origins as the data plane: the live CORS policy.
+            "cors": lambda: self.cors}
 
     def load(self, config: ConfigFile, base_dir: Path | str | None = None) -> Snapshot:
         """Compile ``config`` and make it the live snapshot.

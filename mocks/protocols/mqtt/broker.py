@@ -1,29 +1,35 @@
 """The MQTT broker of one port: an ``amqtt`` broker on the engine's event loop.
 
 :class:`MqttPortService` is the :class:`~mocks.protocols.ListenerService` ``mqtt:<port>``:
-``start`` binds ``<listen host>:<port>`` (loopback by default; TLS when the mock says so) and
-begins the scheduled publishes; ``stop`` cancels them and shuts the broker down. The broker is
-``amqtt`` (MQTT 3.1.1: QoS 0-2, retained messages, ``+``/``#`` subscriptions, clean and
-persistent sessions held in memory; an MQTT 5 CONNECT is refused by the library with
-"unacceptable protocol version"). Its only plugin is :class:`MockdPlugin`: authentication
-from the mock's ``auth`` block and connection tracking. The per-message work runs in
-:class:`_MockBroker` without amqtt's plugin dispatch (which costs a task per hook per
-message): the ACL check on publish, subscribe and delivery (a plain True when auth is off),
-and, for each client publish that passed it, :meth:`MqttPortService.client_published`: the
-request log entry (method ``mqtt``, path = topic), the recording, and the ``onPublish``
-answer, which alone gets a task of its own. While chaos is on, a client publish first goes
-through it (:meth:`MqttPortService.chaos_admits`: latency delays it; an error or reset drops
-it and disconnects the client).
+``start`` binds ``<listen host>:<port>`` (loopback by default; TLS when the mock says so) and,
+with ``websocket``, the MQTT over WebSocket port, and begins the scheduled publishes; ``stop``
+cancels them and shuts the broker down. The broker is ``amqtt`` as
+:mod:`mocks.protocols.mqtt.amqtt_broker` adapts it (MQTT 3.1 and 3.1.1: QoS 0-2, retained
+messages, ``+``/``#`` and shared ``$share/<group>/...`` subscriptions, clean and persistent
+sessions held in memory; an MQTT 5 CONNECT is refused at once with "unacceptable protocol
+version"). Its only plugin is :class:`MockdPlugin`: authentication from the mock's ``auth``
+block and ``tls.allowedCNs``/``allowedOUs``, and connection tracking. The per-message work
+runs in :class:`~mocks.protocols.mqtt.amqtt_broker.MockBroker` without amqtt's plugin
+dispatch (which costs a task per hook per message): the ACL check on publish, subscribe and
+delivery (a plain True when auth is off), and, for each client publish that passed it,
+:meth:`MqttPortService.client_published`: the request log entry (method ``mqtt``, path =
+topic), the recording, and the ``onPublish`` answer, which alone gets a task of its own.
+While chaos is on, a client publish first goes through it
+(:meth:`MqttPortService.chaos_admits`: latency delays it; an error or reset drops it and
+disconnects the client).
 
-Hardening: a packet whose remaining length exceeds :data:`MAX_PACKET_BYTES` closes the
-connection; a client that does not complete CONNECT within :data:`CONNECT_TIMEOUT_SECONDS`
-or sends bytes that are not MQTT is disconnected; other clients keep being served.
+Hardening (:mod:`mocks.protocols.mqtt.wire`, :mod:`mocks.protocols.mqtt.amqtt_broker`): a
+packet whose remaining length exceeds :data:`MAX_PACKET_BYTES` closes the connection; a
+client that does not complete CONNECT within :data:`CONNECT_TIMEOUT_SECONDS`, sends bytes
+that are not MQTT, stays silent past its keep alive or holds too many QoS 2 publishes open is
+disconnected; an offline session's queue is bounded; other clients keep being served.
 
 Engine-wide state (:class:`MqttHub`, ``shared["mqtt"]``): running brokers by port, client
 connections, and the bounded recording store
 (:class:`~mocks.core.recordings.RecordingStore`).
 
-Source: behavior notes §10 (``mqtt`` row), §1 (MQTT routes, recordings); SPEC "Mock kinds",
+Source: behavior notes §1 (MQTT routes, recordings), §4 (CORS origins, for the WebSocket
+listener), §10 (``mqtt`` row), §14 (``mtls`` keys, mirrored by ``tls``); SPEC "Mock kinds",
 "MQTT" administration. Django-free.
 """
 from __future__ import annotations
@@ -36,26 +42,25 @@ import ssl
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Hashable
+from typing import Any, Hashable
 
-from amqtt.adapters import StreamReaderAdapter, StreamWriterAdapter
 from amqtt.broker import Broker
 from amqtt.contexts import Action
-from amqtt.errors import AMQTTError
-from amqtt.events import BrokerEvents
 from amqtt.plugins.base import BaseAuthPlugin
 
 from chaos.injector import before_call
 from mocks.core.recordings import RecordingStore
 from mocks.core.templating import TemplateState
+from mocks.protocols.mqtt.amqtt_broker import CONNECT_TIMEOUT_SECONDS, MockBroker
+from mocks.protocols.mqtt.tls import MqttTlsSettings, certificate_refusal, server_context
 from mocks.protocols.mqtt.topics import (capture_params, match, message_request, render)
+from mocks.protocols.mqtt.wire import MAX_PACKET_BYTES
 
 logger = logging.getLogger("mocks.mqtt")
 
-#: The largest MQTT packet a client may send (remaining length), in bytes.
-MAX_PACKET_BYTES = 1024 * 1024
-#: Seconds a new connection has to send a complete CONNECT.
-CONNECT_TIMEOUT_SECONDS = 10.0
+__all__ = ["CONNECT_TIMEOUT_SECONDS", "MAX_PACKET_BYTES", "BrokerTable", "CompiledTopic",
+           "MockdPlugin", "MqttHub", "MqttPortService", "credentials_match", "device_topic",
+           "hub_of"]
 
 
 # ------------------------------------------------------------------------------ recordings
@@ -104,19 +109,25 @@ class CompiledTopic:
     forward: str | None
     table: Any                         # (resource, action) or None
     key_path: str
+    #: QoS of the ``onPublish`` answer; None: the QoS of the client's publish.
+    answer_qos: int | None = None
+    #: QoS of the forward; None: the QoS of the client's publish.
+    forward_qos: int | None = None
 
 
 @dataclass(frozen=True)
 class BrokerTable:
     """Everything one port's broker serves: ``port``, ``mock_ids``, ``topics``, ``tls``
-    (``(cert path, key path)`` or None), ``users`` (username -> (password, acl tuple of
-    (filter, access))) or None when auth is off."""
+    (:class:`~mocks.protocols.mqtt.tls.MqttTlsSettings` or None), ``users`` (username ->
+    (password, acl tuple of (filter, access))) or None when auth is off, and ``websocket``
+    (``(port, path or None)`` of the MQTT over WebSocket listener, or None)."""
 
     port: int
     mock_ids: tuple[str, ...]
     topics: tuple[CompiledTopic, ...]
-    tls: tuple[str, str] | None
+    tls: MqttTlsSettings | None
     users: dict[str, tuple[str, tuple[tuple[str, str], ...]]] | None
+    websocket: tuple[int, str | None] | None = None
 
 
 def device_topic(topic: str, device_id: str) -> str:
@@ -158,15 +169,25 @@ def credentials_match(users: dict[str, tuple[str, Any]], username: str | bytes |
 class MockdPlugin(BaseAuthPlugin):
     """The broker's only plugin: authentication and connection tracking for its
     :class:`MqttPortService` (set as ``service`` right after the broker is built). ACLs and
-    client publishes are handled by :class:`_MockBroker` directly."""
+    client publishes are handled by :class:`~mocks.protocols.mqtt.amqtt_broker.MockBroker`
+    directly."""
 
     service: "MqttPortService | None" = None
 
     async def authenticate(self, *, session: Any) -> bool | None:
-        """True when auth is off or the CONNECT's username and password match a user
-        (:func:`credentials_match`)."""
+        """True when the client certificate passes ``tls.allowedCNs``/``allowedOUs``
+        (:func:`~mocks.protocols.mqtt.tls.certificate_refusal`) and auth is off or the
+        CONNECT's username and password match a user (:func:`credentials_match`); False
+        answers CONNACK "not authorized"."""
         service = self.service
-        users = service.table.users if service is not None else None
+        if service is None:
+            return True
+        refusal = certificate_refusal(session.ssl_object, service.table.tls)
+        if refusal is not None:
+            logger.warning("MQTT client %s refused on port %s: %s", session.client_id,
+                           service.port, refusal)
+            return False
+        users = service.table.users
         if users is None:
             return True
         return credentials_match(users, session.username, session.password)
@@ -189,114 +210,6 @@ class MockdPlugin(BaseAuthPlugin):
             self.service.subscribed(client_id, topic, qos)
 
 
-class PacketTooLarge(Exception):
-    """A client announced a packet larger than :data:`MAX_PACKET_BYTES`, or its first byte is
-    not a CONNECT (its connection is closed: amqtt ends the reader loop on any exception it
-    does not know)."""
-
-
-class _BoundedReader(StreamReaderAdapter):
-    """Refuses to read a packet body larger than :data:`MAX_PACKET_BYTES` (the connection is
-    then closed as if the client went away)."""
-
-    started = False
-
-    def read(self, n: int = -1) -> Awaitable[bytes]:
-        # Not a coroutine: after the first byte, the stream's own awaitable is handed back,
-        # so each read of each packet costs no extra coroutine frames.
-        if n > MAX_PACKET_BYTES:
-            raise PacketTooLarge(f"packet of {n} bytes (limit {MAX_PACKET_BYTES})")
-        if not self.started:
-            return self._first(n)
-        return self._reader.readexactly(n) if n != -1 else self._reader.read(n)
-
-    async def _first(self, n: int) -> bytes:
-        data = await super().read(n)
-        self.started = True
-        if data[:1] != b"\x10":
-            raise PacketTooLarge("the first packet is not a CONNECT")
-        return data
-
-
-class _MockBroker(Broker):
-    """``amqtt``'s broker with bounded packets, a CONNECT deadline, and the ACL check and the
-    client-publish hook of its ``service`` called directly (set right after the broker is
-    built)."""
-
-    service: "MqttPortService | None" = None
-
-    async def stream_connected(self, reader: asyncio.StreamReader,
-                               writer: asyncio.StreamWriter, listener_name: str) -> None:
-        try:
-            await self._client_connected(listener_name, _BoundedReader(reader),
-                                         StreamWriterAdapter(writer))
-        except Exception:  # noqa: BLE001 - one bad client never stops the broker
-            logger.debug("MQTT connection ended with an error", exc_info=True)
-        finally:
-            writer.close()
-
-    async def _publish_retained_messages_for_subscription(self, subscription: tuple[str, int],
-                                                          session: Any) -> None:
-        # amqtt replays, on every CONNECT, the retained messages of every filter any client
-        # ever subscribed to; only the filters this session holds get them.
-        holders = self._subscriptions.get(subscription[0], ())
-        if any(holder.client_id == session.client_id for holder, _qos in holders):
-            await super()._publish_retained_messages_for_subscription(subscription, session)
-
-    async def _topic_filtering(self, session: Any, topic: str, action: Action) -> bool:
-        # amqtt asks every topic plugin through one task each, on every publish, subscription
-        # and delivery; the ACL of the service is the only check there is.
-        service = self.service
-        return service is None or service.permits(session, topic, action)
-
-    async def _handle_message_delivery(self, client_session: Any, handler: Any,
-                                       wait_deliver: asyncio.Future[Any]) -> bool:
-        # amqtt 0.12.1's method, with the service's hook called after the message is queued
-        # for delivery instead of through a MESSAGE_BROADCAST plugin event (a task per
-        # message). Messages amqtt refuses (no topic, a wildcard, a leading "$") go to the
-        # original, which logs them and closes the connection.
-        message = wait_deliver.result()
-        topic = message.topic if message is not None else None
-        if (not topic or "#" in topic or "+" in topic or topic.startswith("$")
-                or self.service is None):
-            return await super()._handle_message_delivery(client_session, handler,
-                                                          wait_deliver)
-        client_id = client_session.client_id
-        await self.plugins_manager.fire_event(BrokerEvents.MESSAGE_RECEIVED,
-                                              client_id=client_id, message=message)
-        if not self.service.permits(client_session, topic, Action.PUBLISH):
-            logger.info("%s not allowed to publish to topic %s", client_id, topic)
-            return True
-        chaos_of = self.service.chaos_of
-        if chaos_of is not None and chaos_of() is not None and \
-                not await self.service.chaos_admits(client_id, topic, message):
-            return False  # the message is dropped and the client's connection closed
-        data = message.data
-        await self._broadcast_message(client_session, topic, data)
-        packet = message.publish_packet
-        retain = bool(packet is not None and packet.retain_flag)
-        if retain:
-            await self.retain_message(client_session, topic, data, message.qos)
-        try:
-            self.service.client_published(client_id, topic, bytes(data or b""),
-                                          message.qos or 0, retain)
-        except Exception:  # noqa: BLE001 - the hook never ends the client's connection
-            logger.exception("MQTT publish of %s on %s: the request log or recording failed",
-                             client_id, topic)
-        return True
-
-    async def _initialize_client_session(self, reader: Any, writer: Any, remote_address: str,
-                                         remote_port: int) -> Any:
-        try:
-            return await asyncio.wait_for(
-                super()._initialize_client_session(reader, writer, remote_address,
-                                                   remote_port), CONNECT_TIMEOUT_SECONDS)
-        except (AMQTTError, asyncio.CancelledError):
-            raise
-        except Exception as error:  # noqa: BLE001 - garbage instead of CONNECT
-            raise AMQTTError(f"no valid CONNECT from {remote_address}: {error!r}") from None
-
-
 # ------------------------------------------------------------------------------ the service
 
 class MqttPortService:
@@ -305,9 +218,12 @@ class MqttPortService:
 
     Attributes:
         name: ``mqtt:<port>``; port: the TCP port; table: the :class:`BrokerTable` served.
-        definition: ``(port, tls files, users)``: topics change in place (:meth:`adopt`),
-            a new port, TLS or user list restarts the broker.
+        definition: ``(port, tls settings, users, websocket)``: topics change in place
+            (:meth:`adopt`); a new port, TLS setting, user list or WebSocket listener
+            restarts the broker.
         broker_id: the id of the broker's first mock (admin routes ``/mqtt/{id}``).
+        websocket: ``(port, path or None)`` of the MQTT over WebSocket listener, or None.
+        tls_context: the server :class:`ssl.SSLContext` of ``tls`` while serving, else None.
         running, address, started_at: state while serving.
     """
 
@@ -325,7 +241,10 @@ class MqttPortService:
         self.table = table
         users = tuple(sorted((name, password, acl) for name, (password, acl)
                              in (table.users or {}).items()))
-        self.definition: Hashable = (table.port, table.tls, table.users is not None, users)
+        self.definition: Hashable = (table.port, table.tls, table.users is not None, users,
+                                     table.websocket)
+        self.websocket = table.websocket
+        self.tls_context: ssl.SSLContext | None = None
         self.broker_id = table.mock_ids[0]
         self.running = False
         self.address = ""
@@ -339,11 +258,12 @@ class MqttPortService:
     # ListenerService -------------------------------------------------------------------
     def merged(self, other: "MqttPortService") -> "MqttPortService":
         """One broker serving this service's topics and ``other``'s (the earlier mock keeps
-        TLS and auth)."""
+        TLS, auth and the WebSocket listener)."""
         mine, theirs = self.table, other.table
         table = BrokerTable(mine.port, mine.mock_ids + theirs.mock_ids,
                             mine.topics + theirs.topics, mine.tls or theirs.tls,
-                            mine.users if mine.users is not None else theirs.users)
+                            mine.users if mine.users is not None else theirs.users,
+                            mine.websocket or theirs.websocket)
         return MqttPortService(table, self.shared, self.tables or other.tables)
 
     def adopt(self, replacement: "MqttPortService") -> None:
@@ -355,26 +275,32 @@ class MqttPortService:
             self._start_schedules()
 
     async def start(self) -> None:
-        """Bind and serve. Raises ``OSError`` naming the port and the mock when the port
-        cannot be bound."""
+        """Bind and serve: the MQTT port and, with ``websocket``, its WebSocket port (TLS on
+        both with ``tls``). Raises ``OSError`` naming the ports and the mock when one cannot
+        be bound or the TLS files cannot be loaded."""
         host = (self.shared or {}).get("listen_host") or "127.0.0.1"
-        listener: dict[str, Any] = {"type": "tcp", "bind": f"{host}:{self.port}",
-                                    "max_connections": 10_000}
-        if self.table.tls is not None:
-            listener.update(ssl=True, certfile=self.table.tls[0], keyfile=self.table.tls[1])
-        config = {"listeners": {"default": listener},
-                  "plugins": {f"{__name__}.MockdPlugin": {}},
-                  "timeout_disconnect_delay": 2}
+        listeners: dict[str, Any] = {"default": {"type": "tcp", "bind": f"{host}:{self.port}",
+                                                 "max_connections": 10_000}}
+        ports = str(self.port)
+        if self.websocket is not None:
+            listeners["websocket"] = {"type": "ws", "bind": f"{host}:{self.websocket[0]}",
+                                      "max_connections": 10_000}
+            ports += f" (WebSocket port {self.websocket[0]})"
+        # The keep-alive deadline is the broker's own (amqtt_broker.MockProtocolHandler).
+        config = {"listeners": listeners, "plugins": {f"{__name__}.MockdPlugin": {}},
+                  "timeout_disconnect_delay": 0}
         mocks = ", ".join(repr(mock_id) for mock_id in self.table.mock_ids)
         try:
-            broker = _MockBroker(config, loop=asyncio.get_running_loop())
+            self.tls_context = (server_context(self.table.tls) if self.table.tls is not None
+                                else None)
+            broker = MockBroker(config, loop=asyncio.get_running_loop())
             broker.service = self
             for plugin in broker.plugins_manager.plugins:
                 if isinstance(plugin, MockdPlugin):
                     plugin.service = self
             await broker.start()
         except Exception as error:  # noqa: BLE001 - amqtt wraps OSError in BrokerError
-            raise OSError(f"MQTT port {self.port} of mock {mocks} cannot be bound on {host} "
+            raise OSError(f"MQTT port {ports} of mock {mocks} cannot be bound on {host} "
                           f"(is it in use by another program?): {error}") from None
         self._broker = broker
         self.running = True
@@ -389,6 +315,7 @@ class MqttPortService:
         self._cancel_schedules()
         broker, self._broker = self._broker, None
         self.running = False
+        self.tls_context = None
         if self.hub.brokers.get(self.port) is self:
             del self.hub.brokers[self.port]
         for key in [key for key, info in self.hub.connections.items()
@@ -399,11 +326,23 @@ class MqttPortService:
                 await asyncio.wait_for(broker.shutdown(), 5)
 
     def health(self) -> dict[str, Any]:
-        """``{status, port, address, mocks, topics, tls, clients}``."""
-        return {"status": "running" if self.running else "stopped", "port": self.port,
-                "address": self.address, "mocks": list(self.table.mock_ids),
-                "topics": [topic.topic for topic in self.table.topics],
-                "tls": self.table.tls is not None, "clients": self.client_count()}
+        """``{status, port, address, mocks, topics, tls, clients, websocketPort?}``."""
+        health = {"status": "running" if self.running else "stopped", "port": self.port,
+                  "address": self.address, "mocks": list(self.table.mock_ids),
+                  "topics": [topic.topic for topic in self.table.topics],
+                  "tls": self.table.tls is not None, "clients": self.client_count()}
+        if self.websocket is not None:
+            health["websocketPort"] = self.websocket[0]
+        return health
+
+    def origin_allowed(self, origin: str) -> bool:
+        """Whether a WebSocket upgrade from the browser origin ``origin`` is admitted: the
+        data plane's CORS policy (``shared["cors"]``, a callable returning it: loopback
+        origins by default, else ``serverConfig.cors.allowOrigins``), or no origin at all
+        without one (behavior notes §4)."""
+        cors_of = (self.shared or {}).get("cors")
+        policy = cors_of() if cors_of is not None else None
+        return policy is not None and policy.allowed(origin)
 
     # state ----------------------------------------------------------------------------
     def client_count(self) -> int:
@@ -416,7 +355,10 @@ class MqttPortService:
             "id": f"{self.port}:{client_id}", "clientId": client_id, "port": self.port,
             "brokerId": self.broker_id, "username": session.username,
             "remoteAddr": f"{session.remote_address}:{session.remote_port}",
-            "cleanSession": bool(session.clean_session), "keepAlive": session.keep_alive,
+            "protocolVersion": getattr(session, "mockd_version", "3.1.1"),
+            "transport": getattr(session, "mockd_transport", "tcp"),
+            "cleanSession": bool(session.clean_session),
+            "keepAlive": getattr(session, "mockd_keep_alive", session.keep_alive),
             "connectedAt": time.time(), "subscriptions": [], "messagesReceived": 0}
 
     def disconnected(self, client_id: str) -> None:
@@ -545,7 +487,7 @@ class MqttPortService:
         answer: bytes | None = None
         error = None
         try:
-            answer = await self._answer(matched, request, captures, payload)
+            answer = await self._answer(matched, request, captures, payload, qos)
         except Exception as problem:  # noqa: BLE001 - a bad template never stops the broker
             error = "mqtt_answer_failed"
             logger.warning("MQTT answer of %s on %s failed: %s", matched.mock_id, topic,
@@ -553,9 +495,12 @@ class MqttPortService:
         self._log(request, started, matched, client_id, topic, qos, retain, answer, error)
 
     async def _answer(self, entry: CompiledTopic, request: Any, captures: list[str] | None,
-                      payload: bytes) -> bytes | None:
+                      payload: bytes, qos: int) -> bytes | None:
+        # `qos` is the client's publish's: the answer and the forward go out at it unless the
+        # config names theirs (CompiledTopic.answer_qos, forward_qos).
         if entry.forward:
-            await self.publish(entry.forward, payload, entry.qos, False)
+            forward_qos = entry.forward_qos if entry.forward_qos is not None else qos
+            await self.publish(entry.forward, payload, forward_qos, False)
         if entry.table is not None and self.tables is not None:
             await self._write_table(entry, request)
         if entry.response is None:
@@ -567,7 +512,8 @@ class MqttPortService:
                   if topic_template is not None else request.path)
         if delay:
             await asyncio.sleep(delay)
-        await self.publish(target, answer, entry.qos, entry.retain)
+        answer_qos = entry.answer_qos if entry.answer_qos is not None else qos
+        await self.publish(target, answer, answer_qos, entry.retain)
         return answer
 
     async def _write_table(self, entry: CompiledTopic, request: Any) -> None:
@@ -638,11 +584,3 @@ class MqttPortService:
             raise
         except Exception:  # noqa: BLE001 - a schedule never stops the broker
             logger.exception("MQTT schedule of %s on %s stopped", entry.mock_id, entry.topic)
-
-
-def tls_context(cert: str, key: str) -> ssl.SSLContext:
-    """A server TLS context (used to check the files at compile time). Raises ``OSError`` or
-    ``ssl.SSLError`` when they cannot be loaded."""
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(cert, key)
-    return context

@@ -4,7 +4,9 @@ Shape (durations are ``"400ms"``, ``"5s"`` or an integer of ms; stored as int ms
 
     mqtt:
       port: 1883                         # required, 1-65535; its own broker
-      tls: {enabled: true, certFile: server.pem, keyFile: server.key}
+      tls: {enabled: true, certFile: server.pem, keyFile: server.key,
+            clientAuth: require, caCertFile: clients-ca.pem, allowedCNs: [sensor-1]}
+      websocket: {port: 9001, path: /mqtt}  # MQTT over WebSocket on a port of its own
       auth:
         enabled: true
         users:
@@ -17,7 +19,8 @@ Shape (durations are ``"400ms"``, ``"5s"`` or an integer of ms; stored as int ms
           messages:                      # published by the broker itself
             - {payload: '{"t": {{random.int(18,25)}}}', delay: 1s, repeat: true, interval: 5s}
           onPublish:                     # what a client publishes on a matching topic
-            response: {payload: '{"ack": "{{payload.id}}"}', topic: 'acks/{{wildcard.0}}'}
+            response: {payload: '{"ack": "{{payload.id}}"}', topic: 'acks/{{wildcard.0}}',
+                       qos: 1}
             forward: archive/temp        # the received payload is also published there
           deviceSimulation: {enabled: true, deviceCount: 10, deviceIdPattern: "sensor-{n}"}
 
@@ -27,8 +30,9 @@ Payload templates see the core expressions (``uuid``, ``now``, ``faker.*``, ``se
 the i-th ``+`` or ``#`` of the topic filter, from 0) and ``{{device.id}}`` (a simulated
 device).
 
-Source: behavior notes §10 (``mqtt`` row; durations); SPEC "Mock kinds", "Templating" (MQTT
-response bodies); SPEC "Validation" (MQTT qos 0-2).
+Source: behavior notes §10 (``mqtt`` row; durations), §14 (``serverConfig.mtls`` keys, which
+``tls`` mirrors for client certificates); SPEC "Mock kinds", "Templating" (MQTT response
+bodies); SPEC "Validation" (MQTT qos 0-2).
 """
 from __future__ import annotations
 
@@ -38,6 +42,7 @@ from pydantic import Field, field_validator, model_validator
 
 from mocks.core.durations import DurationMs
 from mocks.core.schema import Strict
+from mocks.server_config import MtlsClientAuth
 
 #: ``acl[].access`` values: ``read`` (subscribe and receive), ``write`` (publish),
 #: ``readwrite`` (both).
@@ -81,23 +86,66 @@ def _payload_text(value: Any) -> Any:
 
 
 class MqttTls(Strict):
-    """``tls``: serve MQTT over TLS (``mqtts``) with a PEM certificate chain and key.
+    """``tls``: serve MQTT over TLS (``mqtts``) with a PEM certificate chain and key, and
+    optionally ask clients for certificates, with the keys of ``serverConfig.mtls`` (behavior
+    notes §14).
 
     Attributes:
         enabled: off by default.
         certFile, keyFile: PEM files (relative to the config file's folder); required when
             enabled.
+        clientAuth: ``none`` (the default: no certificate asked), ``request`` and
+            ``verify-if-given`` (asked; one that is sent must be signed by the CA files),
+            ``require`` and ``require-and-verify`` (a client without a certificate signed by
+            the CA files fails the TLS handshake).
+        caCertFile, caCertFiles: PEM files of the CAs that sign client certificates; at least
+            one is required when ``clientAuth`` is not ``none``.
+        allowedCNs, allowedOUs: accept only certificates with one of these Common Names /
+            Organizational Units (empty: any); another certificate gets CONNACK "not
+            authorized".
     """
 
     enabled: bool = False
     certFile: str | None = None
     keyFile: str | None = None
+    clientAuth: MtlsClientAuth = "none"
+    caCertFile: str | None = Field(None, min_length=1)
+    caCertFiles: list[str] = Field(default_factory=list)
+    allowedCNs: list[str] = Field(default_factory=list)
+    allowedOUs: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _files(self) -> "MqttTls":
         if self.enabled and (not self.certFile or not self.keyFile):
             raise ValueError("tls.enabled needs certFile and keyFile (PEM files)")
+        if self.enabled and self.clientAuth != "none" and not (self.caCertFile
+                                                                or self.caCertFiles):
+            raise ValueError(f"tls.clientAuth {self.clientAuth!r} needs caCertFile (the PEM "
+                             f"file of the CA that signs client certificates)")
         return self
+
+
+class MqttWebSocket(Strict):
+    """``websocket``: MQTT over WebSocket (``ws://``, ``wss://`` with ``tls``) on a port of
+    its own, for browser dashboards and MQTT.js; the same broker as ``port``.
+
+    Attributes:
+        enabled: on by default when the block is given.
+        port: 1-65535, other than the mock's ``port``.
+        path: the only request path accepted (others get 404); None (the default) accepts
+            every path.
+    """
+
+    enabled: bool = True
+    port: int = Field(ge=1, le=65535)
+    path: str | None = None
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("/"):
+            raise ValueError("path must start with '/' (/mqtt)")
+        return value
 
 
 class MqttAcl(Strict):
@@ -162,11 +210,14 @@ class MqttMessage(Strict):
 
 class MqttResponse(Strict):
     """``onPublish.response``: the answer published to ``topic`` (templated; default: the
-    topic the client published on) with ``payload`` (templated)."""
+    topic the client published on) with ``payload`` (templated), after ``delay`` ms, at
+    ``qos`` (0-2; default: the topic entry's ``qos`` when the config gives one, else the QoS
+    of the client's publish)."""
 
     payload: Any = ""
     topic: str | None = None
     delay: DurationMs = 0
+    qos: int | None = Field(default=None, ge=0, le=2)
 
     @field_validator("payload", mode="before")
     @classmethod
@@ -215,7 +266,10 @@ class MqttTopic(Strict):
 
     Attributes:
         topic: a topic, or a filter (``+``, ``#``) matched against what clients publish.
-        qos: 0-2, the QoS of the mock's own publishes and of retained copies.
+        qos: 0-2, the QoS of the mock's own publishes and of retained copies; when the
+            config gives it, also of the ``onPublish`` answer (unless ``response.qos`` says
+            otherwise) and forward, which otherwise go out at the QoS of the client's
+            publish. A subscriber gets a message at the lower of this QoS and its own.
         retain: the broker keeps the mock's last publish on the topic for new subscribers.
     """
 
@@ -241,4 +295,12 @@ class MqttMock(Strict):
     port: int = Field(ge=1, le=65535)
     tls: MqttTls | None = None
     auth: MqttAuth | None = None
+    websocket: MqttWebSocket | None = None
     topics: list[MqttTopic] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _ports(self) -> "MqttMock":
+        if self.websocket is not None and self.websocket.port == self.port:
+            raise ValueError(f"websocket.port {self.port} is the MQTT port itself; give the "
+                             f"WebSocket listener a port of its own (such as 9001)")
+        return self

@@ -10,9 +10,11 @@
                                                ``{id, port, running, address, tls, mocks,
                                                topics, clients, recordingEnabled,
                                                messagesReceived, messagesPublished,
-                                               startedAt?}``; 404 ``MQTT broker not found``
+                                               startedAt?, websocket?: {port, path}}``;
+                                               404 ``MQTT broker not found``
 ``GET /mqtt-connections``                      ``{connections: [{id, clientId, port,
                                                brokerId, username, remoteAddr,
+                                               protocolVersion, transport,
                                                cleanSession, keepAlive, connectedAt,
                                                subscriptions, messagesReceived}], count}``
 ``GET /mqtt-connections/stats``                ``{total, byBroker: {id: n},
@@ -144,6 +146,8 @@ async def mqtt_status(control: Any, broker_id: str) -> dict[str, Any] | None:
     row.update(tls=service.table.tls is not None,
                messagesReceived=live.messages_received if live else 0,
                messagesPublished=live.messages_published if live else 0)
+    if service.websocket is not None:
+        row["websocket"] = {"port": service.websocket[0], "path": service.websocket[1]}
     if live is not None and live.started_at is not None:
         row["startedAt"] = utc_timestamp(live.started_at)
     return row
@@ -234,7 +238,9 @@ RECORDING_ROUTES = hub_routes("/mqtt-recordings", RECORDING_NOT_FOUND, _hub, sel
 
 
 def mqtt_ports(control: Any) -> list[dict[str, Any]]:
-    """``GET /ports`` rows of the MQTT brokers, by port."""
+    """``GET /ports`` rows of the MQTT brokers, by port: ``{port, protocol: "MQTT",
+    component: "MQTT Broker", status, tls?}``, followed by a row of component ``"MQTT over
+    WebSocket"`` for a broker's WebSocket port."""
     rows = []
     for port, service in sorted(_services(control).items()):
         row: dict[str, Any] = {"port": port, "protocol": "MQTT", "component": "MQTT Broker",
@@ -242,6 +248,9 @@ def mqtt_ports(control: Any) -> list[dict[str, Any]]:
         if service.table.tls is not None:
             row["tls"] = True
         rows.append(row)
+        if service.websocket is not None:
+            rows.append({**row, "port": service.websocket[0],
+                         "component": "MQTT over WebSocket"})
     return rows
 
 

@@ -1,28 +1,29 @@
 """The handler of ``mqtt`` mocks: one mock -> the broker service of its port.
 
 Compiling a mock compiles every topic's payload and response templates
-(:mod:`mocks.protocols.mqtt.topics`), checks the TLS files and returns one
+(:mod:`mocks.protocols.mqtt.topics`), checks the TLS files (confined to the context's file
+roots like every file a config names; :mod:`mocks.protocols.mqtt.tls`) and returns one
 :class:`~mocks.protocols.mqtt.broker.MqttPortService` named ``mqtt:<port>``. The snapshot
 merges the services of mocks that share a port (:meth:`~mocks.protocols.mqtt.broker.
 MqttPortService.merged`); the engine's :class:`~mocks.protocols.mqtt.broker.MqttHub` lives in
 ``context.shared["mqtt"]``.
 
-Source: behavior notes §10 (``mqtt`` row); SPEC "Mock kinds", "Mocks" (MQTT mocks of one port
-share it), "Tables" (``onPublish`` may write a table). Django-free.
+Source: behavior notes §10 (``mqtt`` row), §14 (``mtls`` keys), §15 (files a config may
+read); SPEC "Mock kinds", "Mocks" (MQTT mocks of one port share it), "Tables" (``onPublish``
+may write a table). Django-free.
 """
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from mocks.core.errors import ConfigError
 from mocks.protocols import CompileContext, CompiledMock
-from mocks.protocols.mqtt.broker import (BrokerTable, CompiledTopic, MqttPortService,
-                                         tls_context)
+from mocks.protocols.mqtt.broker import BrokerTable, CompiledTopic, MqttPortService
 from mocks.protocols.mqtt.config import MqttMock, topic_filter_problem
+from mocks.protocols.mqtt.tls import compile_tls
 from mocks.protocols.mqtt.topics import compile_payload
 
 logger = logging.getLogger("mocks.mqtt")
@@ -32,15 +33,6 @@ def _device_ids(pattern: str, count: int) -> tuple[str, ...]:
     if "{n}" not in pattern:
         pattern += "-{n}"
     return tuple(pattern.replace("{n}", str(number)) for number in range(1, count + 1))
-
-
-def _file(base_dir: Path, name: str, key: str) -> str:
-    path = Path(name)
-    if not path.is_absolute():
-        path = base_dir / path
-    if not path.is_file():
-        raise ConfigError(key, f"file not found: {path}")
-    return str(path)
 
 
 class MqttHandler:
@@ -54,8 +46,10 @@ class MqttHandler:
 
         Raises :class:`~mocks.core.errors.ConfigError` naming the key:
         ``mocks[0].mqtt.topics[1].messages[0].payload: unknown expression ...``,
-        ``mocks[0].mqtt.tls.certFile: file not found: ...``,
-        ``mocks[0].mqtt.topics[0].deviceSimulation: needs messages to publish``.
+        ``mocks[0].mqtt.tls.certFile: file not found: ...`` (or outside the folders files
+        may be read from), ``mocks[0].mqtt.tls: cannot load the certificate, key or CA
+        files: ...``, ``mocks[0].mqtt.topics[0].deviceSimulation: needs messages to
+        publish``.
         """
         config: MqttMock = mock.mqtt
         key_path = f"{context.key_path}.mqtt"
@@ -95,25 +89,26 @@ class MqttHandler:
                 if on_publish.statefulResource:
                     table = (on_publish.statefulResource,
                              on_publish.statefulAction or "create")
+            # A topic's `qos`, when the config gives it, is also that of its answers and
+            # forwards; without it they go out at the QoS of the client's publish.
+            topic_qos = topic.qos if "qos" in topic.model_fields_set else None
+            answer_qos = (on_publish.response.qos if on_publish is not None
+                          and on_publish.response is not None
+                          and on_publish.response.qos is not None else topic_qos)
             topics.append(CompiledTopic(mock.id, topic.topic, topic.qos, topic.retain,
-                                        messages, devices, response, forward, table, key))
-        tls = None
-        if config.tls is not None and config.tls.enabled:
-            cert = _file(context.base_dir, config.tls.certFile or "", f"{key_path}.tls.certFile")
-            key_file = _file(context.base_dir, config.tls.keyFile or "",
-                             f"{key_path}.tls.keyFile")
-            try:
-                tls_context(cert, key_file)
-            except (OSError, ValueError) as error:
-                raise ConfigError(f"{key_path}.tls", f"cannot load the certificate and key: "
-                                                     f"{error}") from None
-            tls = (cert, key_file)
+                                        messages, devices, response, forward, table, key,
+                                        answer_qos, topic_qos))
+        tls = compile_tls(config.tls, context.base_dir, context.body_file_roots,
+                          f"{key_path}.tls")
+        websocket = config.websocket
         users = None
         if config.auth is not None and config.auth.enabled:
             users = {user.username: (user.password,
                                      tuple((acl.topic, acl.access) for acl in user.acl))
                      for user in config.auth.users}
-        table_ = BrokerTable(config.port, (mock.id,), tuple(topics), tls, users)
+        table_ = BrokerTable(config.port, (mock.id,), tuple(topics), tls, users,
+                             (websocket.port, websocket.path)
+                             if websocket is not None and websocket.enabled else None)
         return CompiledMock(services=(MqttPortService(table_, context.shared,
                                                       context.tables),))
 

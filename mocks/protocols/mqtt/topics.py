@@ -2,6 +2,8 @@
 
 ``match(filter, topic)`` answers the levels matched by each ``+`` and ``#`` (in order), or
 None; ``$``-topics never match a filter starting with a wildcard (MQTT 3.1.1 §4.7.2).
+``shared_subscription(filter)`` splits a shared subscription ``$share/<group>/<filter>``
+(MQTT 5 §4.8.2, which 3.1.1 clients use by name) into its group and filter.
 
 Payload templates are the core templates (:mod:`mocks.core.templating`) with MQTT names
 rewritten before compiling: ``{{payload}}`` -> ``request.rawBody``, ``{{payload.<path>}}``
@@ -47,6 +49,26 @@ def match(topic_filter: str, topic: str) -> list[str] | None:
         elif part != levels[index]:
             return None
     return captures if len(wanted) == len(levels) else None
+
+
+#: The prefix of a shared subscription's topic filter.
+SHARE_PREFIX = "$share/"
+
+
+def shared_subscription(topic_filter: str) -> tuple[str, str] | None:
+    """``(group, filter)`` of a shared subscription ``$share/<group>/<filter>``, or None when
+    ``topic_filter`` is not one. Raises ``ValueError`` (the reason) for a ``$share/`` filter
+    without a group name, with ``+`` or ``#`` in it, or without a filter after it."""
+    if not topic_filter.startswith(SHARE_PREFIX):
+        return None
+    group, _, inner = topic_filter[len(SHARE_PREFIX):].partition("/")
+    if not group or "+" in group or "#" in group:
+        raise ValueError("a shared subscription needs a group name without '+' or '#' "
+                         "($share/<group>/<filter>)")
+    if not inner:
+        raise ValueError("a shared subscription needs a topic filter after its group "
+                         "($share/<group>/<filter>)")
+    return group, inner
 
 
 def _rewrite(found: re.Match[str]) -> str:
