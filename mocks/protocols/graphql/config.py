@@ -30,8 +30,14 @@ Shape (every duration is ``"400ms"``, ``"5s"`` or an integer of ms; stored as in
 
 A resolver is an object as above, or a list of variants (the same as ``{variants: [...]}``).
 A variant is ``{match?: {args}, response?, delay?, error?: {message, path?, extensions?}}``;
-a variant without ``match`` always fits. A field with no resolver (or whose resolver gives no
-``response``) answers a fake value of its schema type.
+a variant without ``match`` always fits. A resolver's own ``match`` gates its own answer
+(and its table action): when it does not fit and no variant does, the field answers as if
+it had no resolver. A field with no resolver (or whose resolver gives no ``response``)
+answers a fake value of its schema type.
+
+``schema`` / ``schemaFile`` hold SDL or introspection JSON (``{"__schema": ...}``, with or
+without ``{"data": ...}``), a federation subgraph's SDL included
+(:mod:`mocks.protocols.graphql.schema`).
 
 Source: behavior notes §10 (``graphql`` row: ``path``, ``schema`` / ``schemaFile``,
 ``introspection`` (false), ``resolvers`` with ``response``, ``delay``, ``match: {args}``,
@@ -139,7 +145,9 @@ class Resolver(ResolverVariant):
 
 class SubscriptionEvent(Strict):
     """One event: ``data`` is the subscription field's value (a JSON value whose strings
-    are templates); ``delay`` (ms) replaces the timing's delay before this event."""
+    are templates), or the operation's data object ``{"<field>": value}`` when its only key
+    is the field's name (behavior notes §10 "Shapes inside those configs"); ``delay`` (ms)
+    replaces the timing's delay before this event."""
 
     data: Any = None
     delay: DurationMs | None = None

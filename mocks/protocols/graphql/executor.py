@@ -18,16 +18,29 @@
   (``delay``) runs every time. A field with no resolver reads its parent's value by field name when
   the parent is an object (a resolver's ``response``, a table item), else answers a fake
   value of its type (:mod:`mocks.protocols.graphql.fake`), seeded per field path when the
-  request carries a seed (``?_mock_seed=N``, ``X-Mockd-Seed``).
+  request carries a seed (``?_mock_seed=N``, ``X-Mockd-Seed``). A resolver with a ``match``
+  of its own answers only when it fits; otherwise (and no variant fits) the field answers
+  as if it had no resolver.
+* Introspection-only operations are answered once per schema, query text, operation name
+  and variables (:meth:`GraphQLExecutor.introspect`, :mod:`mocks.protocols.graphql.
+  introspection`); a federation subgraph's ``_service`` and ``_entities`` by
+  :class:`BuiltinAnswer` (:mod:`mocks.protocols.graphql.federation`).
+* ``@defer`` and ``@stream`` (schemas that declare them): ignored, their fields answered in
+  the one result, unless the caller asks for an incremental run (:meth:`GraphQLExecutor.
+  execute`, ``incremental``; the HTTP route does when the client accepts
+  ``multipart/mixed``).
 
 Concurrency: single owner (the engine loop); only the pure parse, measurement and validation
-of :meth:`DocumentCache.prepare` run on a worker thread. Only delayed resolvers await. Every
-field resolution checks the operation's time budget (``limits.timeoutMs``, kept by its
-:class:`RunContext`), so one operation never holds the loop much longer than that.
+of :meth:`DocumentCache.prepare` and the first computation of an introspection answer run
+on a worker thread. Only delayed resolvers await. Every field resolution checks the
+operation's time budget (``limits.timeoutMs``, kept by its :class:`RunContext`), so one
+operation never holds the loop much longer than that; introspection fields are graphql-core's
+own and not timed (they run on the worker thread).
 
 Source: behavior notes §10 (``graphql``: resolvers with ``response``, ``delay``,
-``match: {args}``, ``error: {message, path, extensions}``; ``introspection`` (false)); §4
-(seed precedence); SPEC "Templating", "Extend binding", "Mock".
+``match: {args}``, ``error: {message, path, extensions}``; ``introspection`` (false);
+"Shapes inside those configs": GraphQL resolver); §4 (seed precedence); SPEC "Templating",
+"Extend binding", "Mock".
 """
 from __future__ import annotations
 
@@ -40,9 +53,11 @@ from dataclasses import dataclass, field as dataclass_field
 from time import perf_counter
 from typing import Any, Callable
 
+import orjson
 from graphql import (DocumentNode, ExecutionResult, GraphQLError, GraphQLList, GraphQLNonNull,
                      GraphQLObjectType, GraphQLSchema, OperationDefinitionNode, Source,
-                     execute, get_named_type, parse, specified_rules, validate)
+                     experimental_execute_incrementally, get_named_type, parse,
+                     specified_rules, validate)
 from graphql.pyutils import is_awaitable
 from graphql.validation import NoSchemaIntrospectionCustomRule
 
@@ -54,7 +69,11 @@ from mocks.protocols.graphql.config import (DEFAULT_TIMEOUT_MS, GraphQLMock, Que
                                             Resolver, ResolverVariant)
 from mocks.protocols.graphql.fake import fake_value
 from mocks.protocols.graphql.fastpath import Fallback, plan_query
+from mocks.protocols.graphql.federation import builtin_answers
+from mocks.protocols.graphql.introspection import (Answer, MemoKey, introspective_operations,
+                                                   plain_execute)
 from mocks.protocols.graphql.limits import BudgetSpent, limit_errors, measure_document
+from mocks.protocols.graphql.schema import LoadedSchema
 
 #: Distinct query texts kept parsed and validated per mock.
 DOCUMENT_CACHE_SIZE = 512
@@ -87,12 +106,16 @@ class PreparedDocument:
         operations: ``{operation name or None: operation}`` of a valid document.
         plans: ``{operation name or None: QueryPlan or None}``, filled by
             :meth:`GraphQLExecutor.execute` on first use (None: graphql-core runs it).
+        introspective: the names of its introspection-only operations
+            (:func:`~mocks.protocols.graphql.introspection.introspective_operations`),
+            answered by :meth:`GraphQLExecutor.introspect`.
     """
 
     document: DocumentNode | None
     errors: tuple[GraphQLError, ...]
     operations: dict[str | None, OperationDefinitionNode]
     plans: dict[str | None, Any] = dataclass_field(default_factory=dict)
+    introspective: frozenset[str | None] = frozenset()
 
     def operation(self, name: str | None) -> OperationDefinitionNode | str:
         """The operation to run, or the message of why none can be chosen."""
@@ -184,7 +207,9 @@ class DocumentCache:
         operations = {definition.name.value if definition.name else None: definition
                       for definition in document.definitions
                       if isinstance(definition, OperationDefinitionNode)}
-        return PreparedDocument(document, tuple(errors), operations)
+        return PreparedDocument(document, tuple(errors), operations, {},
+                                introspective_operations(operations) if not errors
+                                else frozenset())
 
 
 _pool: ThreadPoolExecutor | None = None
@@ -426,23 +451,71 @@ class EventRoot:
 
 class CompiledResolver:
     """One ``resolvers."Type.field"`` entry, compiled (variants first, then its own answer,
-    then a table action)."""
+    then a table action).
 
-    __slots__ = ("variants", "own", "table")
+    Attributes:
+        variants: the compiled ``variants``, tried in order.
+        own: the resolver's own answer (its ``match``, ``response``, ``error``, ``delay``),
+            or None when it gives none of them.
+        gated: the resolver has a ``match`` of its own: when it does not fit (and no variant
+            does), the field answers as if there were no resolver (no table action either;
+            behavior notes §10 "Shapes inside those configs").
+        table: the table action, or None.
+    """
 
-    def __init__(self, resolver: Resolver, key: str, table: TableResolver | None):
-        self.variants = tuple(CompiledVariant(variant, f"{key}.variants[{index}]")
-                              for index, variant in enumerate(resolver.variants))
-        own = CompiledVariant(resolver, key)
-        self.own = own if own.answers or own.delay_seconds else None
+    __slots__ = ("variants", "own", "gated", "table")
+
+    def __init__(self, variants: tuple[Any, ...], own: Any, table: TableResolver | None):
+        self.variants = variants
+        self.gated = bool(own is not None and own.match_args)
+        self.own = own
         self.table = table
 
+    @classmethod
+    def of(cls, resolver: Resolver, key: str, table: TableResolver | None
+           ) -> "CompiledResolver":
+        """The compiled resolver of config entry ``key``; raises :class:`ConfigError` for a
+        bad template."""
+        variants = tuple(CompiledVariant(variant, f"{key}.variants[{index}]")
+                         for index, variant in enumerate(resolver.variants))
+        own = CompiledVariant(resolver, key)
+        keep = own.answers or own.delay_seconds or own.match_args
+        return cls(variants, own if keep else None, table)
+
     def choose(self, args: dict[str, Any]) -> CompiledVariant | None:
-        """The first variant that fits ``args``, else the resolver's own answer (or None)."""
+        """The first variant that fits ``args``, else the resolver's own answer when its
+        ``match`` fits (or it has none), else None."""
         for variant in self.variants:
             if variant.fits(args):
                 return variant
-        return self.own
+        own = self.own
+        if own is not None and (not self.gated or own.fits(args)):
+            return own
+        return None
+
+
+class BuiltinAnswer:
+    """An answer the mock gives without a resolver in the config (a federation subgraph's
+    ``_service`` and ``_entities``): ``produce(args)`` is the field's value. Quacks like a
+    :class:`CompiledVariant` that always fits and depends on the arguments alone."""
+
+    __slots__ = ("produce",)
+
+    match_args: dict[str, Any] = {}
+    delay_seconds = 0.0
+    answers = True
+    pure = True
+
+    def __init__(self, produce: Callable[[dict[str, Any]], Any]):
+        self.produce = produce
+
+    def fits(self, args: dict[str, Any]) -> bool:
+        """Always."""
+        return True
+
+    def value(self, args: dict[str, Any], info: Any) -> Any:
+        """The field's value."""
+        return self.produce(args)
 
 
 def _reads_only_args(value: Any) -> bool:
@@ -483,9 +556,15 @@ class GraphQLExecutor:
     or a binding of a field the schema lacks.
     """
 
-    def __init__(self, config: GraphQLMock, schema: GraphQLSchema, key_path: str,
-                 bindings: dict[str, Any] | None = None, tables: Any = None):
+    def __init__(self, config: GraphQLMock, schema: LoadedSchema | GraphQLSchema,
+                 key_path: str, bindings: dict[str, Any] | None = None, tables: Any = None):
+        loaded = schema if isinstance(schema, LoadedSchema) else LoadedSchema(schema, "", "SDL")
+        schema = loaded.schema
+        #: The loaded schema (its introspection memo, federation additions, text).
+        self.loaded = loaded
         self.schema = schema
+        #: The schema declares ``@defer`` or ``@stream`` (see :meth:`execute`).
+        self.incremental = loaded.incremental
         self.introspection = config.introspection
         #: The mock's ``limits`` (checked by :attr:`documents`; ``timeout_ms`` is the time
         #: budget of each :class:`RunContext`).
@@ -507,7 +586,7 @@ class GraphQLExecutor:
             if resolver.action is not None:
                 table = TableResolver(resolver.table or "", resolver.action, resolver.operation,
                                       resolver.id_arg, tables)
-            self._add(key, CompiledResolver(resolver, where, table))
+            self._add(key, CompiledResolver.of(resolver, where, table))
         for key, spec in (bindings or {}).items():
             _field_of(schema, key, spec.source + ".mock")
             current = self._resolver(key)
@@ -515,9 +594,13 @@ class GraphQLExecutor:
                                   config.resolvers[key].id_arg if key in config.resolvers
                                   else "id", tables)
             if current is None:
-                current = CompiledResolver(Resolver(), key, None)
+                current = CompiledResolver((), None, None)
                 self._add(key, current)
             current.table = table
+        if loaded.federation is not None:
+            for key, produce in builtin_answers(loaded.federation, loaded.text).items():
+                if self._resolver(key) is None:
+                    self._add(key, CompiledResolver((), BuiltinAnswer(produce), None))
 
     def field_allowed(self, type_name: str, field_name: str) -> bool:
         """Whether a :class:`~mocks.protocols.graphql.fastpath.QueryPlan` may resolve this
@@ -566,7 +649,7 @@ class GraphQLExecutor:
                                         lambda: variant.value(args, info), run)
                     return variant.value(args, info)
                 table = resolver.table
-                if table is not None:
+                if table is not None and (variant is not None or not resolver.gated):
                     if variant is not None and variant.delay_seconds:
                         return _delayed(variant.delay_seconds, lambda: table.value(args, info),
                                         run)
@@ -620,7 +703,7 @@ class GraphQLExecutor:
     def execute(self, document: DocumentNode, operation_name: str | None,
                 variables: dict[str, Any] | None, run: RunContext,
                 root_value: Any = None, prepared: PreparedDocument | None = None,
-                variables_key: bytes | None = None) -> Any:
+                variables_key: bytes | None = None, incremental: bool = False) -> Any:
         """Run one operation of a valid ``document``: an :class:`ExecutionResult`, or an
         awaitable of one when a resolver waits (``delay``). ``variables_key``: the
         variables as JSON with sorted keys, when the caller has it.
@@ -628,7 +711,18 @@ class GraphQLExecutor:
         With ``prepared`` (the document's :class:`PreparedDocument`) and no ``root_value``,
         a query of the common shape runs on its :class:`~mocks.protocols.graphql.fastpath.
         QueryPlan` (made once per operation), graphql-core running whatever the plan does
-        not answer exactly (:class:`~mocks.protocols.graphql.fastpath.Fallback`)."""
+        not answer exactly (:class:`~mocks.protocols.graphql.fastpath.Fallback`).
+
+        ``@defer`` and ``@stream`` are ignored (their fields come in the one result) unless
+        ``incremental``: then graphql-core's incremental executor runs it, and an operation
+        that defers or streams something gives an ``ExperimentalIncrementalExecutionResults``
+        (an initial result and an async iterator of the later ones)."""
+        if incremental:
+            return experimental_execute_incrementally(
+                self.schema, document, root_value=root_value, context_value=run,
+                variable_values=variables, operation_name=operation_name,
+                field_resolver=self.resolve_field, type_resolver=self.resolve_type,
+                is_awaitable=_is_awaitable)
         if prepared is not None and root_value is None:
             plans = prepared.plans
             if operation_name in plans:
@@ -643,10 +737,23 @@ class GraphQLExecutor:
                     return plan.run(self.resolve_field, run, variables, variables_key)
                 except Fallback:
                     pass
-        return execute(self.schema, document, root_value=root_value, context_value=run,
-                       variable_values=variables, operation_name=operation_name,
-                       field_resolver=self.resolve_field, type_resolver=self.resolve_type,
-                       is_awaitable=_is_awaitable)
+        return plain_execute(self.schema, document, root_value=root_value, context_value=run,
+                             variable_values=variables, operation_name=operation_name,
+                             field_resolver=self.resolve_field,
+                             type_resolver=self.resolve_type, is_awaitable=_is_awaitable)
+
+    async def introspect(self, query: str, prepared: PreparedDocument, name: str | None,
+                         variables: dict[str, Any] | None,
+                         variables_key: bytes | None = None) -> Answer:
+        """``(status, response document)`` of an introspection-only operation ``name`` of
+        ``prepared`` (one of ``prepared.introspective``), computed once per schema, query
+        text, operation name and variables
+        (:class:`~mocks.protocols.graphql.introspection.IntrospectionMemo`; not subject to
+        the time budget: the first computation runs on a worker thread)."""
+        key: MemoKey = (query, name, variables_key if variables_key is not None else
+                        orjson.dumps(variables, option=orjson.OPT_SORT_KEYS))
+        return await self.loaded.introspection.answer(
+            prepared.document, name, variables, key, _prepare_pool())  # type: ignore[arg-type]
 
 
 #: Types of the values resolvers return that are never awaitable (JSON-like data).

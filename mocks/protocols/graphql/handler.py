@@ -1,8 +1,9 @@
 """The handler of ``graphql`` mocks: one mock -> an HTTP route and a WebSocket route at its
 exact ``path`` on the mock port.
 
-Compiling a mock builds (and validates) its schema from ``schema`` or ``schemaFile``
-(relative to the config folder, confined like ``bodyFile``), checks every resolver and
+Compiling a mock loads (and validates) its schema from ``schema`` or ``schemaFile``
+(relative to the config folder, confined like ``bodyFile``; SDL, introspection JSON or a
+federation subgraph's SDL, :mod:`~mocks.protocols.graphql.schema`), checks every resolver and
 subscription key against the schema, compiles their templates and binds resolvers to tables
 (``resolvers."Type.field": {table, action}``, or ``extend`` entries whose ``mock`` is
 ``<mock id>.<Type>.<field>``, handed over as ``context.binding``). The compiled executor is
@@ -22,7 +23,7 @@ from mocks.protocols import CompileContext, CompiledMock, ProtocolRoute, WebSock
 from mocks.protocols.graphql.config import GraphQLMock
 from mocks.protocols.graphql.executor import GraphQLExecutor
 from mocks.protocols.graphql.http import ROUTE_METHODS, GraphQLHttpAction
-from mocks.protocols.graphql.schema import build_schema_from_sdl, read_schema_file
+from mocks.protocols.graphql.schema import load_schema, read_schema_file
 from mocks.protocols.graphql.subscriptions import (CompiledSubscription,
                                                    GraphQLWebSocketEndpoint)
 
@@ -45,7 +46,8 @@ class GraphQLHandler:
         405) and one :class:`~mocks.protocols.WebSocketRoute` at ``graphql.path``.
 
         Raises :class:`~mocks.core.errors.ConfigError` naming the key:
-        ``mocks[0].graphql.schema: line 3: Syntax Error: ...``,
+        ``mocks[0].graphql.schema: line 3: Syntax Error: ...`` (or ``.schemaFile``; see
+        :func:`~mocks.protocols.graphql.schema.load_schema`),
         ``mocks[0].graphql.resolvers.Query.nope: type Query has no field 'nope' ...``,
         ``extend[0].mock: ...`` for a binding of a field the schema lacks, or
         ``mocks[0].graphql.subscriptions.x`` for a field the Subscription type lacks.
@@ -53,18 +55,18 @@ class GraphQLHandler:
         config: GraphQLMock = mock.graphql
         key_path = f"{context.key_path}.graphql"
         if config.schema_sdl is not None:
-            sdl = config.schema_sdl
-            schema = build_schema_from_sdl(sdl, f"{key_path}.schema")
+            loaded = load_schema(config.schema_sdl, f"{key_path}.schema")
         else:
-            sdl = read_schema_file(config.schema_file or "", context.base_dir,
-                                   context.body_file_roots, f"{key_path}.schemaFile")
-            schema = build_schema_from_sdl(sdl, f"{key_path}.schemaFile")
+            text = read_schema_file(config.schema_file or "", context.base_dir,
+                                    context.body_file_roots, f"{key_path}.schemaFile")
+            loaded = load_schema(text, f"{key_path}.schemaFile")
+        schema = loaded.schema
         binding = context.binding
         if binding is not None and not isinstance(binding, dict):
             raise ConfigError(f"{binding.source}.mock",
                               f"a GraphQL mock binds one resolver at a time: use "
                               f"mock: {mock.id}.Query.<field> (or Mutation.<field>)")
-        executor = GraphQLExecutor(config, schema, key_path, binding, context.tables)
+        executor = GraphQLExecutor(config, loaded, key_path, binding, context.tables)
         subscriptions = {}
         for field_name, subscription in config.subscriptions.items():
             key = f"{key_path}.subscriptions.{field_name}"
@@ -74,7 +76,7 @@ class GraphQLHandler:
                                                                        "has no Subscription type"
                 raise ConfigError(key, f"the Subscription type has no field {field_name!r} "
                                        f"(fields: {known})")
-            subscriptions[field_name] = CompiledSubscription(subscription, key)
+            subscriptions[field_name] = CompiledSubscription(subscription, key, field_name)
         shared = context.shared
         state = shared.get("template_state") if shared is not None else None
         sink = shared.get("serve_event") if shared is not None else None

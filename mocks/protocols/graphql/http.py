@@ -20,13 +20,22 @@ chosen, the variables are not an object or do not fit, the operation is a subscr
 traceback: a failure inside execution is one GraphQL error. The operations of a batch run
 one after another, the loop free to serve other requests between them.
 
+An introspection-only query is answered from the schema's introspection memo (computed once
+per query text, operation name and variables, on a worker thread; not subject to the time
+budget: :mod:`~mocks.protocols.graphql.introspection`). On a schema that declares
+``@defer`` / ``@stream``, an operation using them is answered incrementally as
+``multipart/mixed`` (:class:`IncrementalAnswer`) when the client's ``Accept`` names
+``multipart/mixed`` (:func:`reads_incremental`; not in a batch), else in one JSON answer
+with every field.
+
 Each request is one request-log entry with ``protocol: graphql``, ``graphqlOpType``
 (``query`` | ``mutation`` | ``subscription``), ``graphqlOperationName`` and a ``graphql``
 object ``{operationType, operationName, errors}``.
 
 Source: behavior notes §10 (``graphql`` row), §1 (request log filter ``graphqlOpType``);
 SPEC "Mock"; the GraphQL over HTTP draft (GET for queries only, ``application/graphql``;
-a response without ``data`` is a 4xx).
+a response without ``data`` is a 4xx) and its incremental delivery proposal
+(``multipart/mixed``).
 """
 from __future__ import annotations
 
@@ -35,7 +44,7 @@ import logging
 from typing import Any
 
 import orjson
-from graphql import GraphQLError, OperationType
+from graphql import ExperimentalIncrementalExecutionResults, GraphQLError, OperationType
 
 from mocks.core.request import INVALID_JSON, MockRequest
 from mocks.core.responses import JSON_TYPE, Send, send_simple
@@ -50,6 +59,10 @@ logger = logging.getLogger("mockd.graphql")
 ROUTE_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
 #: Largest batch answered (requests in one JSON array).
 MAX_BATCH = 32
+#: The media type of an incremental answer (``@defer`` / ``@stream``) and its part delimiters.
+MULTIPART_TYPE = b'multipart/mixed; boundary="-"'
+_PART = b"\r\n---\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
+_LAST = b"\r\n-----\r\n"
 
 
 class RequestProblem(Exception):
@@ -111,8 +124,11 @@ class GraphQLHttpAction:
                 status = 200
             else:
                 status, document, detail = await self._run_one(request, payload, template_state,
-                                                               method)
+                                                               method, not head)
                 request.log_details = detail
+                if document.__class__ is IncrementalAnswer:
+                    await document.send(send, self.mock_id)
+                    return status
                 body = orjson.dumps(document)
         except RequestProblem as problem:
             headers = [(b"content-type", JSON_TYPE), *problem.headers]
@@ -148,8 +164,10 @@ class GraphQLHttpAction:
         return payload
 
     async def _run_one(self, request: MockRequest, payload: Any, state: TemplateState,
-                       method: str) -> tuple[int, dict[str, Any], dict[str, Any]]:
-        """``(status, response document, log details)`` of one operation request."""
+                       method: str, allow_incremental: bool = False
+                       ) -> tuple[int, Any, dict[str, Any]]:
+        """``(status, response document, log details)`` of one operation request; with
+        ``allow_incremental`` the document may be an :class:`IncrementalAnswer`."""
         if not isinstance(payload, dict):
             raise RequestProblem(400, "Each operation must be a JSON object {\"query\": ...}.")
         query = payload.get("query")
@@ -180,8 +198,19 @@ class GraphQLHttpAction:
         if kind is OperationType.MUTATION and method != "POST":
             raise RequestProblem(405, "Mutations are sent with POST.",
                                  [(b"allow", b"POST")])
+        if name in prepared.introspective:
+            status, document = await executor.introspect(query, prepared, name, variables)
+            if document.get("errors"):
+                detail["graphql"]["errors"] = len(document["errors"])
+            return status, document, detail
+        # An incremental answer only when the schema declares @defer / @stream, the text
+        # may use one and the client reads our multipart answers (else the fields come in
+        # one answer, which every client reads).
+        incremental = allow_incremental and executor.incremental and (
+            "@defer" in query or "@stream" in query) and \
+            reads_incremental(request.headers.get("accept", ""))
         memo_key = (query, name, orjson.dumps(variables, option=orjson.OPT_SORT_KEYS)) \
-            if kind is OperationType.QUERY else None
+            if kind is OperationType.QUERY and not incremental else None
         if memo_key is not None:
             remembered = executor.remembered(memo_key)
             if remembered is not None:
@@ -193,7 +222,8 @@ class GraphQLHttpAction:
         try:
             result = await run_to_result(executor.execute(
                 prepared.document, name, variables, run, prepared=prepared,
-                variables_key=memo_key[2] if memo_key is not None else None))
+                variables_key=memo_key[2] if memo_key is not None else None,
+                incremental=incremental))
         except GraphQLError as error:
             detail["graphql"]["errors"] = 1
             return 400, {"errors": [error.formatted]}, detail
@@ -205,6 +235,8 @@ class GraphQLHttpAction:
         if run.over_budget:
             detail["graphql"]["errors"] = 1
             return 400, {"errors": [time_budget_error(executor.limits.timeout_ms)]}, detail
+        if result.__class__ is ExperimentalIncrementalExecutionResults:
+            return 200, IncrementalAnswer(result, run), detail
         document = result_document(result)
         if result.errors:
             detail["graphql"]["errors"] = len(result.errors)
@@ -213,6 +245,60 @@ class GraphQLHttpAction:
         if memo_key is not None and run.pure:
             executor.remember(memo_key, (status, document))
         return status, document, detail
+
+
+class IncrementalAnswer:
+    """An operation that defers or streams part of its answer, sent as ``multipart/mixed``
+    (boundary ``-``): one ``application/json`` part per payload, graphql-core's incremental
+    format (``{data, pending, hasNext}``, then ``{incremental, completed, hasNext}``),
+    each part sent as soon as it is ready.
+
+    Attributes:
+        result: graphql-core's ``ExperimentalIncrementalExecutionResults``.
+        run: the operation's run context (its time budget restarts before each later
+            payload: the loop was free while the previous one was sent).
+    """
+
+    __slots__ = ("result", "run")
+
+    def __init__(self, result: ExperimentalIncrementalExecutionResults, run: RunContext):
+        self.result = result
+        self.run = run
+
+    async def send(self, send: Send, mock_id: str) -> None:
+        """Send the whole answer (status 200); a failure while producing a later payload is
+        logged and ends the answer."""
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", MULTIPART_TYPE),
+                                (b"cache-control", b"no-cache")]})
+        await send({"type": "http.response.body", "more_body": True,
+                    "body": _PART + orjson.dumps(self.result.initial_result.formatted)})
+        later = self.result.subsequent_results
+        try:
+            while True:
+                self.run.restart_budget()
+                try:
+                    payload = await later.__anext__()
+                except StopAsyncIteration:
+                    break
+                await send({"type": "http.response.body", "more_body": True,
+                            "body": _PART + orjson.dumps(payload.formatted)})
+        except Exception:  # noqa: BLE001 - end the answer, never a traceback to the client
+            logger.exception("graphql mock %s failed while sending a later payload", mock_id)
+        finally:
+            close = getattr(later, "aclose", None)
+            if close is not None:
+                await close()
+        await send({"type": "http.response.body", "body": _LAST, "more_body": False})
+
+
+def reads_incremental(accept: str) -> bool:
+    """Whether a client whose ``Accept`` header is ``accept`` reads graphql-core's incremental
+    answers: it names ``multipart/mixed``, and not with ``deferSpec=20220824`` (Apollo
+    Client 3 and routers asking for the 2022 payload format, with ``path`` and ``label``
+    instead of ``pending`` ids; they get one JSON answer, which they read as well)."""
+    lowered = accept.lower()
+    return "multipart/mixed" in lowered and "deferspec=20220824" not in lowered
 
 
 def _json_param(query: dict[str, str], name: str) -> Any:

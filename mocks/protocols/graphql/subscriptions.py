@@ -15,7 +15,8 @@ close 4401; a duplicate id: 4409; a message that is not valid: 4400.
 invalid document; ``connection_terminate`` closes.
 
 Events of a subscription field come from ``subscriptions.<field>``: each event's ``data`` is
-the field's value (strings are templates, with ``{{args.<name>}}``), run through the
+the field's value (strings are templates, with ``{{args.<name>}}``), or the operation's data
+object ``{"<field>": value}`` (its only key the field's name), run through the
 operation's selection set like a query; before each event the server waits the event's
 ``delay``, else ``timing.fixedDelay`` plus a random part of ``timing.randomDelay``;
 ``timing.repeat`` starts the list over (true: until the client stops; a number: that many
@@ -77,18 +78,25 @@ MAX_MESSAGE_BYTES = 1024 * 1024
 class CompiledSubscription:
     """``subscriptions.<field>``, compiled: event templates and timing (seconds).
 
+    An event's ``data`` written as the operation's data object, ``{"<field>": value}`` (its
+    only key the field's name), gives the field ``value``; any other ``data`` is the field's
+    value itself (behavior notes §10 "Shapes inside those configs", GraphQL subscription).
+
     Raises :class:`ConfigError` at ``key`` for a bad template.
     """
 
     __slots__ = ("events", "fixed", "random_range", "repeat")
 
-    def __init__(self, subscription: Subscription, key: str):
+    def __init__(self, subscription: Subscription, key: str, field_name: str = ""):
         events: list[tuple[ValueTemplate, float | None]] = []
         for index, event in enumerate(subscription.events or ()):
+            data, where = event.data, f"{key}.events[{index}].data"
+            if isinstance(data, dict) and len(data) == 1 and field_name in data:
+                data, where = data[field_name], f"{where}.{field_name}"
             try:
-                template = compile_value(event.data)
+                template = compile_value(data)
             except TemplateError as error:
-                raise ConfigError(f"{key}.events[{index}].data{error.location}",
+                raise ConfigError(f"{where}{error.location}",
                                   error.detail) from None
             events.append((template, event.delay / 1000.0 if event.delay is not None else None))
         self.events: tuple[tuple[ValueTemplate, float | None], ...] | None = \
@@ -397,6 +405,15 @@ class _Connection:
             return True
         operation.kind = chosen.operation.value
         operation.name = chosen.name.value if chosen.name else None
+        if operation.name in prepared.introspective:
+            status, document = await executor.introspect(query, prepared, operation.name,
+                                                         variables)
+            if status != 200:
+                self._error(operation.id, document.get("errors") or [])
+                return True
+            operation.events += 1
+            self._next(operation.id, document)
+            return False
         run = RunContext(self.request, resolve_seed(self.request, None),
                          self.endpoint.template_state, executor.limits.timeout_ms)
         if chosen.operation is not OperationType.SUBSCRIPTION:
