@@ -1,6 +1,5 @@
 """Loading GraphQL schemas as services publish them (``mocks.protocols.graphql.schema``,
-``lexer``, ``federation``): the SDL lexer gives graphql-core's exact tokens; duplicate fields
-keep the first with a warning; rules newer than graphql-js 16 are warnings; truly broken SDL
+``federation``): duplicate fields keep the first with a warning; rules newer than graphql-js 16 are warnings; truly broken SDL
 is still an error naming its line; introspection JSON with or without ``data``; federation
 subgraphs (Federation 1 and 2) load and answer ``_service`` and ``_entities``."""
 from __future__ import annotations
@@ -12,7 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
-from graphql import (GraphQLObjectType, Lexer, Source, TokenKind, build_schema,
+from graphql import (GraphQLObjectType, build_schema,
                      introspection_from_schema, print_schema)
 
 from mocks.core.errors import ConfigError
@@ -21,67 +20,12 @@ from mocks.core.templating import TemplateState
 from mocks.engine.snapshot import compile_snapshot
 from mocks.loader import validate_config
 from mocks.protocols.graphql import schema as schema_module
-from mocks.protocols.graphql.lexer import SdlLexer
 from mocks.protocols.graphql.schema import load_schema
 from tests.helpers import make_config
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "graphql"
 SHOP = (FIXTURES / "shop.graphql").read_text()
 SUBGRAPH = (FIXTURES / "subgraph.graphql").read_text()
-
-
-def _tokens(lexer_class: type[Lexer], text: str) -> list[tuple[Any, ...]]:
-    lexer = lexer_class(Source(text))
-    tokens = []
-    while True:
-        token = lexer.advance()
-        tokens.append((token.kind, token.start, token.end, token.line, token.column,
-                       token.value))
-        if token.kind is TokenKind.EOF:
-            return tokens
-
-
-def _failure(lexer_class: type[Lexer], text: str) -> tuple[str, Any]:
-    try:
-        _tokens(lexer_class, text)
-    except Exception as error:  # noqa: BLE001 - compared below
-        return str(error), getattr(error, "locations", None)
-    return "", None
-
-
-# ---------------------------------------------------------------- the SDL lexer
-
-
-@pytest.mark.parametrize("text", [
-    pytest.param(SHOP, id="the 30-type shop schema"),
-    pytest.param(SUBGRAPH, id="a federation subgraph with comments and lists"),
-    pytest.param('"""\n  Indented\n    more\n  """\ntype A { a: Int }', id="block description"),
-    pytest.param('type A {\r\n  """x\r\n  y"""\r\n  a: Int\r\n}', id="carriage returns"),
-    pytest.param('"""say \\""" and "quotes" and ""two"""\ntype A { a: Int }',
-                 id="escaped triple quote"),
-    pytest.param('type A { a(x: String = "é\\n\\u00e9") : Int @d(v: -1.5e3, w: [1, 2]) }',
-                 id="strings and numbers"),
-    pytest.param("\ufefftype A { a: Int } # a comment with \"\"\" inside\n,,,type B { b: [A!]! }",
-                 id="bom, comments and commas"),
-    pytest.param('"""""" type A { a: Int }', id="empty block string"),
-    pytest.param('"""\n\n  \n"""\ntype A { a: Int }', id="blank block string"),
-    pytest.param("query Q { ...F a { b } } fragment F on T { c }", id="spreads"),
-    pytest.param("type A {\n\ta: Int\n\t\"\"\"\n\tTabbed\n\t\"\"\"\n\tb: Int }", id="tabs"),
-    pytest.param('"""ünïcødé 🚀 text"""\nscalar S', id="unicode in a block string"),
-])
-def test_sdl_lexer_gives_graphql_core_tokens_lines_and_columns(text):
-    assert _tokens(SdlLexer, text) == _tokens(Lexer, text)
-
-
-@pytest.mark.parametrize("text", [
-    pytest.param('type A {\n  a: }', id="missing type"),
-    pytest.param('type A { a: Int }\n"""never closed', id="unterminated block string"),
-    pytest.param("type A { a: Int ^ }", id="invalid character"),
-    pytest.param("type A { a: 'x' }", id="single quote"),
-    pytest.param("type A { a: Int .. }", id="two dots"),
-])
-def test_sdl_lexer_fails_where_and_as_graphql_core_does(text):
-    assert _failure(SdlLexer, text) == _failure(Lexer, text)
 
 
 # ---------------------------------------------------------------- lenient SDL

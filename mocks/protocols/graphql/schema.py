@@ -4,8 +4,8 @@ and the line.
 
 Accepted (``schema`` text and ``schemaFile`` alike; the form is told by the text):
 
-* **SDL** (GraphQL schema language). Parsed with :func:`~mocks.protocols.graphql.lexer.
-  parse_sdl`, without source locations (a big schema is far smaller and faster so); when a
+* **SDL** (GraphQL schema language). Parsed with graphql-core's parser, without source
+  locations (a big schema is far smaller and faster so); when a
   problem is found the text is parsed again with locations, so the error names its line.
 * **Introspection JSON**: the result of an introspection query (``{"__schema": ...}``, with
   or without its ``{"data": ...}`` wrapper), as GraphiQL, Postman, codegen tools and
@@ -53,7 +53,8 @@ from graphql import (DocumentNode, EnumTypeDefinitionNode, EnumTypeExtensionNode
                      GraphQLError, GraphQLSchema, InputObjectTypeDefinitionNode,
                      InputObjectTypeExtensionNode, InterfaceTypeDefinitionNode,
                      InterfaceTypeExtensionNode, ObjectTypeDefinitionNode,
-                     ObjectTypeExtensionNode, build_ast_schema, build_client_schema)
+                     ObjectTypeExtensionNode, Source, build_ast_schema, build_client_schema,
+                     parse)
 from graphql.type.validate import SchemaValidationContext
 from graphql.validation.validate import validate_sdl
 
@@ -61,7 +62,6 @@ from mocks.core.errors import ConfigError
 from mocks.core.responses import body_file_path
 from mocks.protocols.graphql.federation import Federation, add_federation
 from mocks.protocols.graphql.introspection import IntrospectionMemo
-from mocks.protocols.graphql.lexer import parse_sdl
 
 logger = logging.getLogger("mockd.graphql")
 
@@ -195,6 +195,22 @@ def _where(error: GraphQLError) -> str:
 
 def _config_error(key: str, error: GraphQLError) -> ConfigError:
     return ConfigError(key, f"{_where(error)}{error.message}")
+
+
+def parse_sdl(text: str, no_location: bool = False) -> DocumentNode:
+    """The document of SDL ``text``, parsed by graphql-core.
+
+    ``no_location``: build no source locations (faster and far smaller for a big schema;
+    errors found later then carry no line, and the text is parsed again with them).
+
+    Raises :class:`GraphQLError` for a syntax error (its ``locations`` give the line), or
+    for a document nested too deeply to parse.
+    """
+    try:
+        return parse(Source(text, "GraphQL schema"), no_location=no_location)
+    except RecursionError:
+        pass  # raised outside the handler, so the deep stack is not kept as its context
+    raise GraphQLError("Syntax Error: the document is nested too deeply to be parsed.")
 
 
 def _load_sdl(text: str, key: str, no_location: bool) -> LoadedSchema:
