@@ -192,11 +192,25 @@ class ProtocolEntry:
         config_model: ``"module:Class"`` of the protocol block's pydantic model.
         handler: ``"module:attribute"`` of the handler object, or None while the type is not
             served yet.
+        admin_router: ``"module:attribute"`` of the protocol's admin routes (a ninja
+            ``Router`` in its folder's ``api.py``), mounted by the admin API; None: none.
+        cli: ``"module:attribute"`` of the protocol's click command or group (its folder's
+            ``cli.py``), added to ``mockd`` under its own name, imported only when that
+            command runs; None: none.
+        control_routes: ``"module:attribute"`` of the protocol's engine-control routes,
+            registered by the engine-control app without importing the protocol's server;
+            None: none.
+
+    Every target is an import string, resolved only when used: listing the registry imports
+    no protocol.
     """
 
     mock_type: str
     config_model: str
     handler: str | None
+    admin_router: str | None = None
+    cli: str | None = None
+    control_routes: str | None = None
 
 
 #: Every mock type, in the order the SPEC lists them ("Mock": ``type``).
