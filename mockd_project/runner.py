@@ -450,6 +450,16 @@ def tls_contexts(options: RunOptions, data: TlsSettings,
     return contexts
 
 
+def _load_handlers(mock_types) -> None:
+    """:func:`~mocks.protocols.load_handlers` of ``mock_types``; raises
+    :class:`StartupFailure` (exit 2) when a handler cannot be imported or found."""
+    try:
+        load_handlers(mock_types)
+    except HandlerImportError as error:
+        raise StartupFailure(EXIT_CONFIG_ERROR, f"cannot load a protocol handler: {error}") \
+            from None
+
+
 def prepare(options: RunOptions) -> tuple[Engine, Any]:
     """Load the protocol handlers, then load and compile the config into a new engine.
 
@@ -457,11 +467,7 @@ def prepare(options: RunOptions) -> tuple[Engine, Any]:
     allowed folders included) or a handler that cannot be imported (a broken install must not
     leave a mock type silently dead).
     """
-    try:
-        load_handlers()
-    except HandlerImportError as error:
-        raise StartupFailure(EXIT_CONFIG_ERROR, f"cannot load a protocol handler: {error}") \
-            from None
+    _load_handlers(())  # every handler found: a broken install fails before anything binds
     engine = Engine(max_body_size=options.max_body_size or DEFAULT_MAX_BODY_SIZE)
     engine.shared_state["listen_host"] = options.host  # gRPC/MQTT listeners bind here too
     engine.body_file_roots = body_file_roots(options)
@@ -475,6 +481,8 @@ def prepare(options: RunOptions) -> tuple[Engine, Any]:
                                       allow_remote_imports=options.allow_remote_imports)
             apply_file_settings(options, config)
             engine.max_body_size = options.max_body_size
+            # Only the config's protocols are imported: an HTTP-only engine pays for no grpc
+            _load_handlers({mock.type for mock in config.mocks})
             engine.load(config, base_dir=Path(options.config).resolve().parent)
         except ConfigError as error:
             raise StartupFailure(EXIT_CONFIG_ERROR, f"config error: {error}") from None

@@ -7,7 +7,10 @@ routes mirror the admin's (behavior notes §16): ``/health``, ``/config``, ``/mo
 ``/status``, ``/requests`` (+ ``/{id}``, ``/stream``), ``/mocks/{id}/verify``,
 ``/mocks/{id}/invocations``, ``/verify``, ``/scenarios…`` (scenario states; resetting every
 table resets them too), ``/state…``, ``/sse…``, ``/mocks/{id}/sse/…``, ``/websocket/…`` and
-``/mocks/{id}/websocket/connections``, ``/chaos…`` (:mod:`chaos.control`). Only
+``/mocks/{id}/websocket/connections``, ``/chaos…`` (:mod:`chaos.control`). The routes of a
+protocol with a port or library of its own (WebSocket, SOAP, gRPC, MQTT) come from the
+registry's ``control_routes`` strings and are imported on the first request of their paths
+(:class:`ProtocolControlRoutes`), so an HTTP-only engine never loads grpc or amqtt. Only
 ``mockd engine`` binds that port (never full mode); each request must carry the engine token,
 name an allowed ``Host`` (:mod:`mocks.engine.hosts`), send JSON bodies and no ``Origin`` header
 (:func:`gate_answer`), so no web page can reach it, a DNS-rebound one included.
@@ -25,7 +28,7 @@ import hmac
 import re
 import time
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Awaitable, Callable, Iterator, Mapping
 from urllib.parse import parse_qsl, urlencode
 
 import orjson
@@ -37,15 +40,11 @@ from mocks.config import ConfigFile
 from mocks.protocols.http.scenarios import (route_scenarios, scenario_overview,
                                             set_scenario_state)
 from mocks.protocols.streaming.config import DEFAULT_BUFFER_SIZE
+from mocks.protocols import PROTOCOLS
 from mocks.protocols.streaming.control import route_sse
-from mocks.protocols.soap.control import route_soap
-from mocks.protocols.grpc.control import grpc_ports, route_grpc
-from mocks.protocols.grpc.server import hub_of as grpc_hub_of
-from mocks.protocols.mqtt.control import route_mqtt
 from mocks.protocols.streaming.runtime import CLOSED_BY_ADMIN
 from mocks.protocols.websocket.control import (WebSocketAdminError, broadcast_target,
-                                               endpoint_documents, outgoing_message,
-                                               route_websocket)
+                                               endpoint_documents, outgoing_message)
 from mocks.protocols.websocket.handler import hub_of
 from mocks.protocols.websocket.hub import CLOSE_NORMAL as WS_CLOSE_NORMAL, WebSocketHub
 from mocks.engine.app import Receive, Scope, Send, acknowledge_lifespan, read_body
@@ -180,7 +179,9 @@ class EngineControl(TableControl, ChaosControl):
         streams = {kind: len(self.engine.streams.connections(kind=kind))
                    for kind in (STREAM_SSE, STREAM_CHUNKED)}
         streams["websocket"] = len(self._websocket_hub.connections)
-        streams["grpc"] = len(grpc_hub_of(self.engine.shared_state).calls)  # calls in progress
+        # gRPC calls in progress; no hub yet means no gRPC mock ever served (and grpc unloaded)
+        grpc_hub = self.engine.shared_state.get("grpc")
+        streams["grpc"] = len(grpc_hub.calls) if grpc_hub is not None else 0
         return streams
 
     async def status(self) -> dict[str, Any]:
@@ -199,9 +200,18 @@ class EngineControl(TableControl, ChaosControl):
                 "mocksByType": by_type, "enabledByType": enabled_by_type,
                 "streamSubscribers": self.request_log.subscriber_count,
                 "openStreams": self._open_streams_by_protocol(),
-                "grpcPorts": grpc_ports(self),
+                "grpcPorts": self._grpc_ports(),
                 "startedAt": utc_timestamp(self.engine.started_at),
                 "uptime": int(time.time() - self.engine.started_at)}
+
+    def _grpc_ports(self) -> list[dict[str, Any]]:
+        """The ``/ports`` rows of gRPC servers; ``[]`` without a gRPC mock, so that an engine
+        serving none never imports grpc."""
+        if not any(mock.type == "grpc" for mock in self.engine.snapshot.mocks):
+            return []
+        from mocks.protocols.grpc.control import grpc_ports
+
+        return grpc_ports(self)
 
     async def traffic(self) -> dict[str, Any]:
         """A copy of the traffic counters (see :meth:`TrafficCounters.snapshot`)."""
@@ -507,6 +517,69 @@ def gate_answer(scope: Scope, token: str,
     return None
 
 
+#: ``route(control, method, path, query, read_body, answer) -> bool``: the signature of a
+#: protocol's engine-control routes (``ProtocolEntry.control_routes``).
+ControlRoute = Callable[..., Awaitable[bool]]
+
+
+def route_owner(path: str) -> str:
+    """The protocol label a control path belongs to: its first segment, or the third one
+    under ``/mocks/{id}/``, without a ``-suffix`` (``/mqtt-connections/c1`` -> ``mqtt``,
+    ``/mocks/m1/websocket/connections`` -> ``websocket``); ``""`` for ``/``."""
+    segments = path.strip("/").split("/")
+    first = segments[2] if segments[0] == "mocks" and len(segments) >= 3 else segments[0]
+    return first.partition("-")[0]
+
+
+class ProtocolControlRoutes:
+    """The engine-control routes of the registered protocols, each imported on first use.
+
+    A path goes to the protocol whose mock type :func:`route_owner` names (``/grpc/...`` to
+    ``grpc``); that protocol's ``control_routes`` import string (``"module:function"``) is
+    resolved then, and kept. So an engine whose config has no gRPC, MQTT or SOAP mock never
+    imports their servers nor grpc, amqtt or lxml, until someone asks those routes.
+
+    Args:
+        targets: ``{mock type: "module:function"}``; each function has the
+            :data:`ControlRoute` signature and returns False for a path it does not serve.
+
+    Raises :class:`~mocks.protocols.HandlerImportError` (from :meth:`route`) when a target
+    cannot be imported. Concurrency: engine event loop only.
+    """
+
+    def __init__(self, targets: Mapping[str, str]):
+        self._targets = dict(targets)
+        self._resolved: dict[str, ControlRoute] = {}
+
+    @classmethod
+    def from_registry(cls) -> ProtocolControlRoutes:
+        """The routes :data:`mocks.protocols.PROTOCOLS` names (entries with
+        ``control_routes``)."""
+        return cls({entry.mock_type: entry.control_routes for entry in PROTOCOLS
+                    if entry.control_routes})
+
+    @property
+    def loaded(self) -> frozenset[str]:
+        """The mock types whose routes have been imported."""
+        return frozenset(self._resolved)
+
+    async def route(self, control: Any, method: str, path: str, query: dict[str, str],
+                    read_body: Callable[[], Awaitable[bytes]],
+                    answer: Callable[[int, Any], Awaitable[None]]) -> bool:
+        """Answer ``path`` through its protocol's routes; False when no protocol owns it or
+        the owner does not serve it."""
+        mock_type = route_owner(path)
+        if mock_type not in self._targets:
+            return False
+        function = self._resolved.get(mock_type)
+        if function is None:
+            from mocks.protocols import resolve_target
+
+            function = self._resolved[mock_type] = resolve_target(self._targets[mock_type],
+                                                                  mock_type)
+        return await function(control, method, path, query, read_body, answer)
+
+
 class EngineControlApp:
     """HTTP face of :class:`EngineControl` (bound to loopback; not for clients).
 
@@ -531,6 +604,7 @@ class EngineControlApp:
         self.control = control
         self._token = token
         self._hosts = hosts
+        self._protocol_routes = ProtocolControlRoutes.from_registry()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -596,23 +670,12 @@ class EngineControlApp:
         elif await route_sse(control, method, path,  # /sse…, /mocks/{id}/sse/…
                              lambda status, payload: _answer(send, status, payload)):
             pass
-        # /websocket/…, /mocks/{id}/websocket/connections
-        elif await route_websocket(control, method, path,
-                                   lambda: read_body(receive, 16 * 1024 * 1024, None),
-                                   lambda status, payload: _answer(send, status, payload)):
-            pass
-        # /soap, /soap/{id}/status, /soap/{id}/record/…, /soap-recordings…
-        elif await route_soap(control, method, path, query,
-                              lambda: read_body(receive, 1024 * 1024, None),
-                              lambda status, payload: _answer(send, status, payload)):
-            pass
-        elif await route_grpc(control, method, path,  # /grpc, /grpc/…
-                              lambda status, payload: _answer(send, status, payload)):
-            pass
-        # /mqtt, /mqtt/…, /mqtt-connections…, /mqtt-recordings…
-        elif await route_mqtt(control, method, path, query,
-                              lambda: read_body(receive, 1024 * 1024, None),
-                              lambda status, payload: _answer(send, status, payload)):
+        # /websocket/…, /mocks/{id}/websocket/connections, /soap…, /soap-recordings…,
+        # /grpc…, /mqtt…, /mqtt-connections…, /mqtt-recordings…: the registry's routes
+        elif await self._protocol_routes.route(
+                control, method, path, query,
+                lambda: read_body(receive, 16 * 1024 * 1024, None),
+                lambda status, payload: _answer(send, status, payload)):
             pass
         elif await route_chaos(control, method, path,  # /chaos…
                                lambda: read_body(receive, 1024 * 1024, None),

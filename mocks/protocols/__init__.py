@@ -32,10 +32,12 @@ Django-free.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Hashable, Protocol, runtime_checkable
+from typing import (TYPE_CHECKING, Any, Awaitable, Callable, Hashable, Iterable, Protocol,
+                    runtime_checkable)
 
 if TYPE_CHECKING:  # pragma: no cover
     from pydantic import BaseModel
@@ -220,13 +222,17 @@ PROTOCOLS: tuple[ProtocolEntry, ...] = (
     ProtocolEntry("graphql", "mocks.protocols.graphql.config:GraphQLMock",
                   "mocks.protocols.graphql.handler:HANDLER"),
     ProtocolEntry("grpc", "mocks.protocols.grpc.config:GrpcMock",
-                  "mocks.protocols.grpc.handler:HANDLER"),
+                  "mocks.protocols.grpc.handler:HANDLER",
+                  control_routes="mocks.protocols.grpc.control:control_routes"),
     ProtocolEntry("websocket", "mocks.protocols.websocket.config:WebSocketMock",
-                  "mocks.protocols.websocket.handler:HANDLER"),
+                  "mocks.protocols.websocket.handler:HANDLER",
+                  control_routes="mocks.protocols.websocket.control:control_routes"),
     ProtocolEntry("mqtt", "mocks.protocols.mqtt.config:MqttMock",
-                  "mocks.protocols.mqtt.handler:HANDLER"),
+                  "mocks.protocols.mqtt.handler:HANDLER",
+                  control_routes="mocks.protocols.mqtt.control:route_mqtt"),
     ProtocolEntry("soap", "mocks.protocols.soap.config:SoapMock",
-                  "mocks.protocols.soap.handler:HANDLER"),
+                  "mocks.protocols.soap.handler:HANDLER",
+                  control_routes="mocks.protocols.soap.control:route_soap"),
     ProtocolEntry("oauth", "oidc.config:OAuthConfig", "oidc.engine:HANDLER"),
 )
 
@@ -251,6 +257,15 @@ def _resolve(target: str, mock_type: str) -> Any:
     except (ImportError, AttributeError) as error:
         raise HandlerImportError(f"protocol {mock_type!r}: cannot import {target}: "
                                  f"{error}") from error
+
+
+def resolve_target(target: str, mock_type: str) -> Any:
+    """The object an entry's import string ``"module:attribute"`` names (``cli``,
+    ``control_routes``, ``admin_router``...), importing its module now.
+
+    Raises :class:`HandlerImportError` naming ``mock_type``, the string and the cause.
+    """
+    return _resolve(target, mock_type)
 
 
 def config_models() -> dict[str, type[BaseModel]]:
@@ -300,11 +315,28 @@ def binding_member(mock_type: str, text: str) -> str | None:
     return read_member(text) if read_member is not None else None
 
 
-def load_handlers() -> dict[str, ProtocolHandler]:
-    """Resolve every registered handler now (the runner calls it before serving).
+def load_handlers(mock_types: Iterable[str] | None = None) -> dict[str, ProtocolHandler]:
+    """Resolve the handlers of ``mock_types`` now (every registered one when None); the
+    runner calls it before serving with the types its config uses.
 
-    Returns ``{mock type: handler}`` for the types that have one. Raises
-    :class:`HandlerImportError` for the first one that cannot be loaded.
+    The other handlers are only *found* (their module located, not executed), so a broken
+    install is still an error at start while a protocol's libraries (grpc, amqtt, lxml,
+    graphql-core) load with its first mock. Returns ``{mock type: handler}`` for the
+    resolved types that have one. Raises :class:`HandlerImportError` for the first one that
+    cannot be loaded or found.
     """
-    loaded = {entry.mock_type: handler_for(entry.mock_type) for entry in PROTOCOLS}
+    wanted = set(MOCK_TYPES if mock_types is None else mock_types)
+    for entry in PROTOCOLS:
+        if entry.handler is not None and entry.mock_type not in wanted:
+            module_name = entry.handler.partition(":")[0]
+            try:
+                found = importlib.util.find_spec(module_name) is not None
+            except (ImportError, ValueError) as error:
+                raise HandlerImportError(f"protocol {entry.mock_type!r}: cannot import "
+                                         f"{entry.handler}: {error}") from error
+            if not found:
+                raise HandlerImportError(f"protocol {entry.mock_type!r}: cannot import "
+                                         f"{entry.handler}: no module named {module_name!r}")
+    loaded = {entry.mock_type: handler_for(entry.mock_type) for entry in PROTOCOLS
+              if entry.mock_type in wanted}
     return {mock_type: handler for mock_type, handler in loaded.items() if handler is not None}

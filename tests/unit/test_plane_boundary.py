@@ -61,21 +61,27 @@ ADMIN_SIDE_MODULES = ("django.db", "ninja", "mocks.models", "mocks.services",
                       "mockd_project.urls")
 
 
+#: What ``mockd engine -c FILE`` runs before it serves (an HTTP-only config): the CLI module,
+#: the runner, the handlers and the config compile, the data-plane app and the
+#: engine-control app (``control`` in the script).
+ENGINE_START = (
+    "import asyncio, sys\n"
+    "from mockd_project import cli, runner\n"
+    "from mockd_project.asgi import data_plane_application\n"
+    "from mocks.engine.control import EngineControl, EngineControlApp\n"
+    "options = runner.RunOptions(full=False, config='examples/quickstart.yaml', port=0,\n"
+    "                            engine_token='t')\n"
+    "engine, config = runner.prepare(options)\n"
+    "data_plane_application(engine, lean=True)\n"
+    "control = EngineControl(engine)\n"
+    "EngineControlApp(control, runner.resolve_engine_token(options).value)\n"
+    "import uvicorn.config, uvicorn.server\n")
+
+
 def test_mockd_engine_start_path_loads_nothing_of_the_admin_side():
     """What ``mockd engine -c FILE`` runs before it serves: the CLI module, the runner, the
     handlers and the config compile, the data-plane app and the engine-control app."""
-    code = (
-        "import sys\n"
-        "from mockd_project import cli, runner\n"
-        "from mockd_project.asgi import data_plane_application\n"
-        "from mocks.engine.control import EngineControl, EngineControlApp\n"
-        "options = runner.RunOptions(full=False, config='examples/quickstart.yaml', port=0,\n"
-        "                            engine_token='t')\n"
-        "engine, config = runner.prepare(options)\n"
-        "data_plane_application(engine, lean=True)\n"
-        "EngineControlApp(EngineControl(engine), runner.resolve_engine_token(options).value)\n"
-        "import uvicorn.config, uvicorn.server\n"
-        "print('\\n'.join(sys.modules))\n")
+    code = ENGINE_START + "print('\\n'.join(sys.modules))\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -83,3 +89,57 @@ def test_mockd_engine_start_path_loads_nothing_of_the_admin_side():
                     if any(name == admin or name.startswith(admin + ".")
                            for admin in ADMIN_SIDE_MODULES))
     assert loaded == []
+
+
+#: Third-party libraries of protocols other than HTTP (ARCHITECTURE "Protocol handlers": an
+#: HTTP-only engine pays for none of them).
+PROTOCOL_LIBRARIES = ("grpc", "google.protobuf", "graphql", "amqtt", "lxml", "oauthlib")
+
+
+def _loaded_protocol_libraries(code: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return sorted({library for name in done.stdout.split() for library in PROTOCOL_LIBRARIES
+                   if name == library or name.startswith(library + ".")})
+
+
+def test_mockd_engine_with_an_http_only_config_loads_no_protocol_library():
+    """``mockd engine -c`` an HTTP-only config, up to serving, then one engine-control
+    request of the HTTP side (``/status``): no grpc, graphql-core, amqtt, lxml, oauthlib."""
+    code = ENGINE_START + ("asyncio.run(control.status())\n"
+                           "print('\\n'.join(sys.modules))\n")
+    assert _loaded_protocol_libraries(code) == []
+
+
+def test_a_protocols_control_routes_load_when_one_of_its_routes_is_asked():
+    """The engine-control port imports a protocol's routes (and server) on the first request
+    of its paths, through the registry's ``control_routes`` string."""
+    code = (
+        "import asyncio, sys\n"
+        "from mocks.engine.control import ProtocolControlRoutes\n"
+        "routes = ProtocolControlRoutes.from_registry()\n"
+        "async def answer(status, payload): print('status', status)\n"
+        "async def read(): return b''\n"
+        "asyncio.run(routes.route(None, 'GET', '/status', {}, read, answer))\n"
+        "before = 'mocks.protocols.grpc.server' in sys.modules\n"
+        "print('before', before, sorted(routes.loaded))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "before False []"
+
+
+@pytest.mark.parametrize(("path", "owner"), [
+    pytest.param("/grpc", "grpc", id="protocol root"),
+    pytest.param("/grpc/connections/c1", "grpc", id="below the root"),
+    pytest.param("/mqtt-connections/c1", "mqtt", id="dash suffix"),
+    pytest.param("/soap-recordings", "soap", id="recordings"),
+    pytest.param("/mocks/m1/websocket/connections", "websocket", id="under a mock"),
+    pytest.param("/mocks/m1/verify", "verify", id="mock route of the engine"),
+    pytest.param("/", "", id="root"),
+])
+def test_route_owner_names_the_protocol_of_a_control_path(path, owner):
+    from mocks.engine.control import route_owner
+
+    assert route_owner(path) == owner

@@ -194,3 +194,11 @@ async def route_grpc(control: Any, method: str, path: str,
     else:
         await answer(404, {"error": "not_found", "message": "Resource not found"})
     return True
+
+
+async def control_routes(control: Any, method: str, path: str, query: dict[str, str],
+                         read_body: Callable[[], Awaitable[bytes]],
+                         answer: Callable[[int, Any], Awaitable[None]]) -> bool:
+    """:func:`route_grpc` with the registry's engine-control signature
+    (``ProtocolEntry.control_routes``); ``query`` and ``read_body`` are unused."""
+    return await route_grpc(control, method, path, answer)

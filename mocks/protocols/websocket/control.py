@@ -214,3 +214,11 @@ async def _json(read_body: Callable[[], Awaitable[bytes]]) -> Any:
 async def _wrong_method(method: str, answer: Callable[[int, Any], Awaitable[None]]) -> bool:
     await answer(405, {"error": "method_not_allowed", "message": f"{method} is not allowed here"})
     return True
+
+
+async def control_routes(control: Any, method: str, path: str, query: dict[str, str],
+                         read_body: Callable[[], Awaitable[bytes]],
+                         answer: Callable[[int, Any], Awaitable[None]]) -> bool:
+    """:func:`route_websocket` with the registry's engine-control signature
+    (``ProtocolEntry.control_routes``); ``query`` is unused."""
+    return await route_websocket(control, method, path, read_body, answer)
