@@ -16,7 +16,8 @@ The marker is an HTML comment, so it does not show on the rendered page. A marke
 else (not right before a ``yaml``/``json`` fence) is an error.
 
 The files a fenced block names (``users.proto``, ``./users.wsdl``, ``traffic.har``,
-``examples/openapi.yaml``, ...: a word ending in one of :data:`FILE_EXTENSIONS`) are
+``examples/openapi.yaml``, ...: a word ending in one of :data:`FILE_EXTENSIONS`, and a
+folder given to ``mockd import``) are
 shipped under ``examples/``: ``examples/<path>`` for ``examples/<path>``, else the name as
 written (``./`` dropped) below ``examples/``, or (a name in a folder layout, relative to the
 file naming it) any file below ``examples/`` whose path ends with it. The exceptions are :data:`NOT_SHIPPED`, each
@@ -46,9 +47,11 @@ MARKERS = (FRAGMENT, ANSWER)
 CONFIG_LANGUAGES = ("yaml", "json")
 FENCE = re.compile(r"^```(\S*)")
 
-FILE_EXTENSIONS = ("proto", "wsdl", "xsd", "har", "graphql", "yaml", "yml", "json")
+FILE_EXTENSIONS = ("proto", "wsdl", "xsd", "har", "graphql", "yaml", "yml", "json", "sh")
 FILE_NAME = re.compile(r"(?<![\w/.:$-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:"
                        + "|".join(FILE_EXTENSIONS) + r"))(?![\w/-])")
+#: A folder given to ``mockd import`` (WireMock mappings): ``mockd import examples/mappings/``.
+IMPORTED_FOLDER = re.compile(r"\bmockd import ((?:[\w.-]+/)+)(?=\s|$)", re.MULTILINE)
 
 #: Names the docs use for files that are not shipped: name -> why.
 NOT_SHIPPED = {
@@ -153,7 +156,7 @@ def _named_files() -> dict[str, list[str]]:
     names: dict[str, list[str]] = {}
     for block in ALL_BLOCKS:
         written = set(re.findall(r"^#\s*([\w.-]+)\s*$", block.text.split("\n", 1)[0]))
-        for name in FILE_NAME.findall(block.text):
+        for name in FILE_NAME.findall(block.text) + IMPORTED_FOLDER.findall(block.text):
             if name not in written:
                 names.setdefault(name, []).append(block.where)
     # A walkthrough file: a page's block that starts with `# <name>` is that file
@@ -184,7 +187,7 @@ def test_file_named_in_the_docs_is_shipped(name):
         assert not _shipped_path(name).exists(), f"{name} is shipped now: drop it from NOT_SHIPPED"
         return
     path = _shipped_path(name)
-    assert path.is_file(), (f"{name} (named at {', '.join(_named_files()[name])}) is not in "
+    assert path.is_dir() if name.endswith("/") else path.is_file(), (f"{name} (named at {', '.join(_named_files()[name])}) is not in "
                             f"examples/: ship it there, or list it in NOT_SHIPPED with the reason")
 
 
@@ -197,11 +200,12 @@ def test_not_shipped_lists_only_names_the_docs_use():
 
 @pytest.mark.parametrize("name", ["petstore.yaml", "openapi.yaml", "traffic.har",
                                   "session.har", "users.wsdl", "inventory.wsdl",
-                                  "services/orders.wsdl", "users.proto", "greeter.proto"])
+                                  "services/orders.wsdl", "users.proto", "greeter.proto",
+                                  "mappings", "commands.sh"])
 def test_shipped_document_imports(name):
     from mocks.portability.importers import import_path
 
-    result = import_path(EXAMPLES / name)
+    result = import_path(EXAMPLES / name, "curl" if name.endswith(".sh") else None)
     assert result.mocks, f"examples/{name} imported no mock"
 
 
