@@ -1,8 +1,11 @@
-"""The README's shell examples run in the order written, against a fresh server.
+"""The README's shell and Python examples run in the order written, against a fresh server.
 
-Every fenced ```sh block of README.md is parsed; each command runs with bash, ``mockd`` from
-this virtualenv (its bin folder first on PATH) and real curl, in a scratch folder whose
-``examples`` links to the repository's, with an isolated HOME. The server is the README's own
+Every fenced ```sh block of README.md is parsed; each command runs with bash and real curl,
+in a scratch folder whose ``examples`` links to the repository's and whose ``.venv`` links to
+this virtualenv, with an isolated HOME. ``mockd`` and ``python3`` are not on PATH until the
+README's own ``. .venv/bin/activate`` runs: a line that sources a file (``. FILE``,
+``source FILE``) changes the environment of the lines after it. Every fenced ```python block
+runs whole, in its place in that order, with the ``python3`` that PATH then names. The server is the README's own
 quick-start command (``mockd start -c examples/quickstart.yaml``), started by the fixture on free
 loopback ports: the README's ports (4280, 4290, 4281, 4300) are rewritten to free ones in every
 command. Nothing leaves loopback and every command is bounded by a timeout.
@@ -13,8 +16,8 @@ and a trailing ``…`` in an object or a list for more keys or items. A comment 
 own states the result of the command before it. A curl without a stated status must answer
 2xx; any other command must exit 0.
 
-Lines that cannot run in a test are listed in :data:`NOT_RUN` with the reason and what the test
-does instead; a line ending in ``&`` is started in the background, waited for and stopped at the
+Lines (and Python blocks, by their first line) that cannot run in a test are listed in
+:data:`NOT_RUN` with the reason and what the test does instead; a line ending in ``&`` is started in the background, waited for and stopped at the
 end (:func:`_start_background`). Every other line runs.
 """
 from __future__ import annotations
@@ -55,6 +58,13 @@ NOT_RUN = {
     "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]' && .venv/bin/pytest":
         "installs the test tools from the network and runs this whole test suite, this test "
         "included; not run",
+    "from openai import OpenAI":
+        "needs the `chat` mock of the YAML example above it, which the quick-start server "
+        "does not load; tests/integration/test_sse.py drives the openai SDK against that mock",
+    "import paho.mqtt.client as mqtt":
+        "needs the `plant` MQTT mock of the YAML example above it on port 1883 and ends in "
+        "loop_forever(); tests/integration/test_mqtt_mocks.py and test_mqtt_real_clients.py "
+        "drive paho against such mocks",
 }
 
 #: Ports the README uses; each is rewritten to a free loopback port for the run.
@@ -66,16 +76,22 @@ STATUS_MARK = "\n__README_HTTP_STATUS__ "
 
 @dataclass
 class Command:
-    """One shell command of the README: its text, the comment stating its result, and where
-    it is (block number, README line)."""
+    """One shell command (or one whole Python block) of the README: its text, the comment
+    stating its result, and where it is (block number, README line)."""
 
     text: str
     comment: str
     block: int
     line: int
+    language: str = "sh"
+
+    @property
+    def key(self) -> str:
+        """How :data:`NOT_RUN` names it: the line, or a Python block's first line."""
+        return self.text.split("\n", 1)[0] if self.language == "python" else self.text
 
     def where(self) -> str:
-        return f"README.md line {self.line} (sh block {self.block}): {self.text}"
+        return f"README.md line {self.line} ({self.language} block {self.block}): {self.key}"
 
 
 def _split_comment(line: str) -> tuple[str, str]:
@@ -93,16 +109,28 @@ def _split_comment(line: str) -> tuple[str, str]:
 
 
 def readme_commands() -> list[Command]:
-    """Every command of the README's ```sh blocks, in order (continuation lines joined)."""
+    """Every command of the README's ```sh blocks (continuation lines joined) and every
+    ```python block, in order."""
     commands: list[Command] = []
     block = 0
     inside = False
+    fenced = False
+    python: list[str] | None = None
     pending = ""
     start_line = 0
     for number, raw in enumerate(README.read_text(encoding="utf-8").splitlines(), start=1):
         if raw.startswith("```"):
-            inside = raw.strip() == "```sh" and not inside
+            if fenced and python:
+                commands.append(Command("\n".join(python) + "\n", "", block, start_line,
+                                        "python"))
+            fenced = not fenced
+            inside = fenced and raw.strip() in ("```sh", "```python")
             block += inside
+            python = [] if inside and raw.strip() == "```python" else None
+            start_line = number + 1
+            continue
+        if python is not None:
+            python.append(raw)
             continue
         if not inside or not raw.strip():
             continue
@@ -202,8 +230,36 @@ def _assign(text: str) -> tuple[str, str] | None:
     return (match.group(1), text) if match else None
 
 
+def _run_python(command: Command, text: str, env: dict[str, str], cwd: Path) -> str:
+    """Run one Python block with the ``python3`` on the block's PATH; "" when it exits 0."""
+    python = shutil.which("python3", path=env["PATH"])
+    if python is None:
+        return f"{command.where()}\n  no python3 on PATH {env['PATH']}"
+    done = subprocess.run([python, "-"], input=text, env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=COMMAND_TIMEOUT)
+    if done.returncode != 0:
+        return (f"{command.where()}\n  {python} exit {done.returncode}\n  stdout: "
+                f"{done.stdout[-2000:]}\n  stderr: {done.stderr[-2000:]}")
+    return ""
+
+
+def _source(command: Command, text: str, env: dict[str, str], cwd: Path) -> str:
+    """Run a ``. FILE`` / ``source FILE`` line and keep the environment it leaves."""
+    done = subprocess.run(["bash", "-c", f"{text} && env -0"], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+    if done.returncode != 0:
+        return f"{command.where()}\n  exit {done.returncode}, stderr: {done.stderr}"
+    env.clear()
+    env.update(line.split("=", 1) for line in done.stdout.split("\0") if "=" in line)
+    return ""
+
+
 def _run(command: Command, text: str, env: dict[str, str], cwd: Path) -> str:
     """Run one command; returns a failure description, or "" when it kept its promise."""
+    if command.language == "python":
+        return _run_python(command, text, env, cwd)
+    if re.match(r"(?:\.|source)\s", text):
+        return _source(command, text, env, cwd)
     assignment = _assign(text)
     if assignment is not None:
         name, script = assignment
@@ -252,10 +308,15 @@ def readme_run(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     (work / "examples").symlink_to(ROOT / "examples")
+    (work / ".venv").symlink_to(Path(VENV_BIN).parent)
     home = tmp_path / "home"
     home.mkdir()
     ports = {port: free_port() for port in README_PORTS}
-    env = isolated_env(home, PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
+    # The virtualenv is not on PATH: the README's `. .venv/bin/activate` puts it there.
+    path = [entry for entry in os.environ.get("PATH", "").split(os.pathsep)
+            if entry and Path(entry).resolve() != Path(VENV_BIN).resolve()]
+    env = isolated_env(home, PATH=os.pathsep.join(path))
+    env.pop("VIRTUAL_ENV", None)
     for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
                  "all_proxy"):
         env.pop(name, None)
@@ -277,8 +338,16 @@ def readme_run(tmp_path):
 def test_readme_lists_the_lines_it_does_not_run_as_written():
     texts = [command.text for command in readme_commands()]
     assert texts[0] == QUICK_START, "the first sh block is the quick start the fixture runs"
+    keys = [command.key for command in readme_commands()]
     for line in NOT_RUN:
-        assert line in texts, f"NOT_RUN names a line the README no longer has: {line}"
+        assert line in keys, f"NOT_RUN names a line the README no longer has: {line}"
+
+
+def test_readme_activates_the_virtualenv_before_calling_mockd():
+    commands = readme_commands()
+    first_mockd = next(index for index, command in enumerate(commands[1:], 1)
+                       if re.search(r"(?<![\w/.])mockd\b", command.text))
+    assert any(command.text == ". .venv/bin/activate" for command in commands[1:first_mockd])
 
 
 def test_readme_shell_examples_run_in_order(readme_run, tmp_path):
@@ -288,7 +357,7 @@ def test_readme_shell_examples_run_in_order(readme_run, tmp_path):
     ran = 0
     try:
         for command in commands:
-            if command.text in NOT_RUN:
+            if command.key in NOT_RUN:
                 continue
             text = _rewrite_ports(command.text, ports)
             if text.endswith("&"):
