@@ -8,7 +8,9 @@ told apart by the line right before its opening fence:
   :func:`mocks.engine.snapshot.compile_snapshot`), with files resolved against
   ``examples/`` as if the block were a config file saved there;
 * ``<!-- fragment -->``: a piece of a config (a list item, the keys of one mock, a
-  ``serverConfig`` section, a file that needs something not shipped). It must still parse;
+  ``serverConfig`` section, a file that needs something not shipped). It must still parse,
+  and a fragment that is a list (mocks as they sit under ``mocks:``) is compiled as the
+  ``mocks`` of a config;
 * ``<!-- answer -->``: not a config at all (a server's JSON answer, a summary). It must
   still parse (as JSON for a ``json`` block).
 
@@ -125,7 +127,9 @@ def test_config_block_compiles_or_is_marked(block):
     if block.marker == ANSWER and block.language == "json":
         json.loads(block.text)
     elif block.marker:
-        yaml.safe_load(block.text)
+        data = yaml.safe_load(block.text)
+        if block.marker == FRAGMENT and isinstance(data, list):
+            _compile(yaml.safe_dump({"mocks": data}))
     else:
         try:
             _compile(block.text)
