@@ -26,14 +26,10 @@ from mocks.api_portability import router as portability_router
 from mocks.api import (config_router, health_router, mocks_router, requests_router,
                        verification_router, workspaces_router)
 from mocks.api_scenarios import router as scenarios_router
-from mocks.api_grpc import router as grpc_router
-from mocks.api_mqtt import router as mqtt_router
-from mocks.api_soap import router as soap_router
-from mocks.api_sse import router as sse_router
-from mocks.api_websocket import router as websocket_router
 from mocks.api_extras import router as extras_router
 from mocks.config import ConfigFile, Mock as MockConfig
 from mocks.loader import format_location
+from mocks.protocols import admin_routers
 from mocks.services import AdminError
 from tables.api import router as tables_router
 
@@ -98,11 +94,9 @@ api.add_router("", api_keys_router)
 api.add_router("", tables_router)
 api.add_router("", scenarios_router)
 api.add_router("", portability_router)
-api.add_router("", sse_router)
-api.add_router("", websocket_router)
-api.add_router("", soap_router)
-api.add_router("", grpc_router)
-api.add_router("", mqtt_router)
+# Each protocol's own admin routes (its folder's api.py), as the registry names them.
+for protocol_router in admin_routers():
+    api.add_router("", protocol_router)
 api.add_router("", chaos_router)
 api.add_router("", extras_router)
 

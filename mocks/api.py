@@ -38,8 +38,8 @@ from mocks.engine.control import (CONNECTED_MESSAGE, MISSING_CRITERIA_MESSAGE,
 from mocks.engine.core import utc_timestamp
 from mocks.core.queryparams import MAX_LIMIT, MAX_QUERY_INTEGER, MAX_STATUS
 from mocks.engine.requestlog import QueryParameterError, parse_request_filter
-from mocks.grpc_services import merge_into_port_owner
-from mocks.mqtt_services import merge_into_port_owner as merge_mqtt_into_port_owner
+from mocks.protocols.grpc.port_sharing import merge_into_port_owner
+from mocks.protocols.mqtt.port_sharing import merge_into_port_owner as merge_mqtt_into_port_owner
 from mocks.protocols.grpc.control import grpc_ports
 from mocks.protocols.mqtt.control import mqtt_ports
 from mocks.services import AdminError, MockFilter, validation_error

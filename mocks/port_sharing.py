@@ -1,9 +1,10 @@
 """What gRPC and MQTT port merging share on the admin side: finding the mock that owns the
 posted mock's port (with the 409 ``port_conflict`` answers) and saving the merged config.
 
-A protocol's merge module (:mod:`mocks.grpc_services`, :mod:`mocks.mqtt_services`) calls
-:func:`port_owner` for a posted body, checks its own conflicts, builds the merged block and
-calls :func:`save_merged`, which answers the 200 ``merged`` document.
+A protocol's merge module (:mod:`mocks.protocols.grpc.port_sharing`,
+:mod:`mocks.protocols.mqtt.port_sharing`) calls :func:`port_owner` for a posted body, checks
+its own conflicts, builds the merged block and calls :func:`save_merged`, which answers the
+200 ``merged`` document.
 
 Source: SPEC "Mocks" (port merging and its 409 answers); behavior notes §1 (``merged``
 answer).

@@ -217,23 +217,37 @@ class ProtocolEntry:
 
 #: Every mock type, in the order the SPEC lists them ("Mock": ``type``).
 PROTOCOLS: tuple[ProtocolEntry, ...] = (
+    # An HTTP mock's SSE streams are served by streaming/, whose admin routes are the
+    # http type's.
     ProtocolEntry("http", "mocks.protocols.http.config:HttpMock",
-                  "mocks.protocols.http.handler:HANDLER"),
+                  "mocks.protocols.http.handler:HANDLER",
+                  # `mockd http add`, whose --sse* flags come from streaming/cli.py
+                  cli="mockd_project.cli_client:http_group",
+                  admin_router="mocks.protocols.streaming.api:router"),
     ProtocolEntry("graphql", "mocks.protocols.graphql.config:GraphQLMock",
                   "mocks.protocols.graphql.handler:HANDLER"),
     ProtocolEntry("grpc", "mocks.protocols.grpc.config:GrpcMock",
                   "mocks.protocols.grpc.handler:HANDLER",
+                  cli="mocks.protocols.grpc.cli:grpc_group",
+                  admin_router="mocks.protocols.grpc.api:router",
                   control_routes="mocks.protocols.grpc.control:control_routes"),
     ProtocolEntry("websocket", "mocks.protocols.websocket.config:WebSocketMock",
                   "mocks.protocols.websocket.handler:HANDLER",
+                  cli="mocks.protocols.websocket.cli:websocket_group",
+                  admin_router="mocks.protocols.websocket.api:router",
                   control_routes="mocks.protocols.websocket.control:control_routes"),
     ProtocolEntry("mqtt", "mocks.protocols.mqtt.config:MqttMock",
                   "mocks.protocols.mqtt.handler:HANDLER",
+                  cli="mocks.protocols.mqtt.cli:mqtt_group",
+                  admin_router="mocks.protocols.mqtt.api:router",
                   control_routes="mocks.protocols.mqtt.control:route_mqtt"),
     ProtocolEntry("soap", "mocks.protocols.soap.config:SoapMock",
                   "mocks.protocols.soap.handler:HANDLER",
+                  cli="mocks.protocols.soap.cli:soap_group",
+                  admin_router="mocks.protocols.soap.api:router",
                   control_routes="mocks.protocols.soap.control:route_soap"),
-    ProtocolEntry("oauth", "oidc.config:OAuthConfig", "oidc.engine:HANDLER"),
+    ProtocolEntry("oauth", "oidc.config:OAuthConfig", "oidc.engine:HANDLER",
+                  cli="oidc.cli:oauth_group"),
 )
 
 #: The ``type`` values a mock may have.
@@ -313,6 +327,17 @@ def binding_member(mock_type: str, text: str) -> str | None:
     handler = handler_for(mock_type)
     read_member = getattr(handler, "binding_member", None)
     return read_member(text) if read_member is not None else None
+
+
+def admin_routers() -> list[Any]:
+    """The admin routers the registry names (``admin_router``), in registry order: ninja
+    ``Router`` objects the admin API (:mod:`mockd_project.api`) mounts at its root. Imports
+    each protocol's ``api.py`` now, so only the admin side calls it.
+
+    Raises :class:`HandlerImportError` when one cannot be imported.
+    """
+    return [_resolve(entry.admin_router, entry.mock_type)
+            for entry in PROTOCOLS if entry.admin_router is not None]
 
 
 def load_handlers(mock_types: Iterable[str] | None = None) -> dict[str, ProtocolHandler]:

@@ -232,7 +232,7 @@ def _convert_options(body: Any) -> dict[str, Any]:
 
 
 #: The ``/mqtt-recordings…`` operations: the engine-control port (:func:`route_mqtt`)
-#: and the admin API (:mod:`mocks.api_mqtt`).
+#: and the admin API (:mod:`mocks.protocols.mqtt.api`).
 RECORDING_ROUTES = hub_routes("/mqtt-recordings", RECORDING_NOT_FOUND, _hub, select,
                               statistics, _convert_options, convert, utc_timestamp)
 

@@ -177,7 +177,7 @@ def _convert_options(body: Any) -> dict[str, Any]:
 
 
 #: The ``/soap-recordings…`` operations: the engine-control port (:func:`route_soap`)
-#: and the admin API (:mod:`mocks.api_soap`).
+#: and the admin API (:mod:`mocks.protocols.soap.api`).
 RECORDING_ROUTES = hub_routes("/soap-recordings", RECORDING_NOT_FOUND, _hub, select,
                               statistics, _convert_options, convert, utc_timestamp)
 

@@ -1,9 +1,10 @@
 """Admin API routes of WebSocket connections (django-ninja ``Router``; STYLE §8: parse, call,
 return).
 
-Composed in :mod:`mockd_project.api`. Every operation is async and calls ``EngineControl``
-on the engine loop (its "WebSocket connections" block; ARCHITECTURE seam 5); without an
-engine: 503 ``no_engine``.
+Mounted by :mod:`mockd_project.api` from the registry (``admin_router``); the connection
+routes come from the shared factory :func:`mocks.protocols.api.connection_router`. Every
+operation is async and calls ``EngineControl`` on the engine loop (its "WebSocket
+connections" block; ARCHITECTURE seam 5); without an engine: 503 ``no_engine``.
 
 =============================================  ============================================
 ``GET /websocket/connections``                 ``{connections: [connection], count, stats}``
@@ -45,13 +46,11 @@ from __future__ import annotations
 from typing import Any, Awaitable
 
 from django.http import HttpRequest
-from ninja import Router
 
 from mocks import services
 from mocks.api import engine_control, json_body
+from mocks.protocols.api import Route, connection_router
 from mocks.protocols.websocket.control import WebSocketAdminError
-
-router = Router(tags=["websocket"])
 
 _MESSAGE_SCHEMA = {
     "type": "object", "required": ["data"],
@@ -70,15 +69,6 @@ def _body(schema: dict[str, Any]) -> dict[str, Any]:
                             "content": {"application/json": {"schema": schema}}}}
 
 
-def _connection_not_found() -> services.AdminError:
-    return services.not_found("Connection not found")
-
-
-async def _require_mock(control: Any, mock_id: str) -> None:
-    if not await control.has_mock(mock_id):
-        raise services.not_found("Mock not found")
-
-
 async def _admin_errors(call: Awaitable[Any]) -> Any:
     """Await ``call``, turning a :class:`WebSocketAdminError` into the admin error body."""
     try:
@@ -87,29 +77,34 @@ async def _admin_errors(call: Awaitable[Any]) -> Any:
         raise services.AdminError(error.status, error.code, error.message) from None
 
 
-@router.get("/websocket/connections", summary="List open WebSocket connections")
-async def list_connections(request: HttpRequest) -> dict[str, Any]:
-    """``{connections, count, stats}``, oldest connection first."""
-    return await engine_control().websocket_connections()
+_NOT_FOUND = "Connection not found"
 
-
-@router.get("/websocket/connections/{connection_id}", summary="One WebSocket connection")
-async def get_connection(request: HttpRequest, connection_id: str) -> dict[str, Any]:
-    """The connection; 404 ``Connection not found``."""
-    connection = await engine_control().websocket_connection(connection_id)
-    if connection is None:
-        raise _connection_not_found()
-    return connection
-
-
-@router.delete("/websocket/connections/{connection_id}",
-               summary="Close a WebSocket connection (code 1000)")
-async def close_connection(request: HttpRequest, connection_id: str) -> dict[str, Any]:
-    """``{"message": "Connection closed", "connection": id}``; 404 ``Connection not found``."""
-    closed = await engine_control().close_websocket_connection(connection_id)
-    if closed is None:
-        raise _connection_not_found()
-    return closed
+router = connection_router(
+    "websocket",
+    connections=Route("/websocket/connections", "List open WebSocket connections",
+                      "websocket_connections",
+                      "``{connections, count, stats}``, oldest connection first."),
+    stats=Route("/websocket/stats", "WebSocket statistics", "websocket_stats",
+                "Counters since start and the open connections per mock."),
+    connection=Route("/websocket/connections/{connection_id}", "One WebSocket connection",
+                     "websocket_connection", "The connection; 404 ``Connection not found``.",
+                     missing=_NOT_FOUND),
+    close=Route("/websocket/connections/{connection_id}",
+                "Close a WebSocket connection (code 1000)", "close_websocket_connection",
+                "``{\"message\": \"Connection closed\", \"connection\": id}``; 404 "
+                "``Connection not found``.", missing=_NOT_FOUND),
+    mock_connections=Route("/mocks/{mock_id}/websocket/connections",
+                           "Open WebSocket connections of a mock",
+                           "mock_websocket_connections",
+                           "``{connections, count, mockId}``; 404 ``Mock not found``.",
+                           require_mock=True),
+    close_mock_connections=Route(
+        "/mocks/{mock_id}/websocket/connections",
+        "Close the WebSocket connections of a mock (code 1000)",
+        "close_mock_websocket_connections",
+        "``{\"message\": \"Connections closed\", \"closed\": n, \"mockId\"}``; 404 "
+        "``Mock not found``.", require_mock=True),
+)
 
 
 @router.post("/websocket/connections/{connection_id}/send",
@@ -121,7 +116,7 @@ async def send_message(request: HttpRequest, connection_id: str) -> dict[str, An
     body = json_body(request)
     sent = await _admin_errors(engine_control().send_websocket_message(connection_id, body))
     if sent is None:
-        raise _connection_not_found()
+        raise services.not_found(_NOT_FOUND)
     return sent
 
 
@@ -138,27 +133,3 @@ async def broadcast(request: HttpRequest) -> dict[str, Any]:
 async def endpoints(request: HttpRequest) -> dict[str, Any]:
     """``{endpoints, count}``: the enabled ``websocket`` mocks and their open connections."""
     return await engine_control().websocket_endpoints()
-
-
-@router.get("/websocket/stats", summary="WebSocket statistics")
-async def stats(request: HttpRequest) -> dict[str, Any]:
-    """Counters since start and the open connections per mock."""
-    return await engine_control().websocket_stats()
-
-
-@router.get("/mocks/{mock_id}/websocket/connections",
-            summary="Open WebSocket connections of a mock")
-async def list_mock_connections(request: HttpRequest, mock_id: str) -> dict[str, Any]:
-    """``{connections, count, mockId}``; 404 ``Mock not found``."""
-    control = engine_control()
-    await _require_mock(control, mock_id)
-    return await control.mock_websocket_connections(mock_id)
-
-
-@router.delete("/mocks/{mock_id}/websocket/connections",
-               summary="Close the WebSocket connections of a mock (code 1000)")
-async def close_mock_connections(request: HttpRequest, mock_id: str) -> dict[str, Any]:
-    """``{"message": "Connections closed", "closed": n, "mockId"}``; 404 ``Mock not found``."""
-    control = engine_control()
-    await _require_mock(control, mock_id)
-    return await control.close_mock_websocket_connections(mock_id)

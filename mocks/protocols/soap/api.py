@@ -1,9 +1,10 @@
 """Admin API routes of SOAP handlers and their recordings (django-ninja ``Router``; STYLE §8:
 parse, call, return).
 
-Composed in :mod:`mockd_project.api`. Every operation reads the engine's live snapshot,
-request log and SOAP hub through ``EngineControl`` on the engine loop; without an engine:
-503 ``no_engine``.
+Mounted by :mod:`mockd_project.api` from the registry (``admin_router``); the list and status
+routes come from the shared factory :func:`mocks.protocols.api.connection_router`. Every
+operation reads the engine's live snapshot, request log and SOAP hub through
+``EngineControl`` on the engine loop; without an engine: 503 ``no_engine``.
 
 =============================================  ============================================
 ``GET /soap``                                  ``{handlers: [{id, name?, path, enabled,
@@ -39,27 +40,22 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router
 
 from mocks.api import engine_control
 from mocks.api_recordings import add_recording_routes, or_404
+from mocks.protocols.api import Route, connection_router
 from mocks.protocols.soap.control import (RECORDING_ROUTES, set_recording, soap_handlers,
                                           soap_status)
 
-router = Router(tags=["soap"])
-
-
-@router.get("/soap", summary="List SOAP handlers")
-async def list_handlers(request: HttpRequest) -> dict[str, Any]:
-    """``{handlers: [{id, name?, path, enabled, recordingEnabled, operations}], count}``."""
-    return await soap_handlers(engine_control())
-
-
-@router.get("/soap/{mock_id}/status", summary="Status of one SOAP handler")
-async def handler_status(request: HttpRequest, mock_id: str) -> dict[str, Any]:
-    """The handler's status (operations, request and fault counts); 404 ``SOAP handler not
-    found``."""
-    return or_404(await soap_status(engine_control(), mock_id), "SOAP handler not found")
+router = connection_router(
+    "soap",
+    overview=Route("/soap", "List SOAP handlers", soap_handlers,
+                   "``{handlers: [{id, name?, path, enabled, recordingEnabled, operations}], "
+                   "count}``."),
+    status=Route("/soap/{mock_id}/status", "Status of one SOAP handler", soap_status,
+                 "The handler's status (operations, request and fault counts); 404 ``SOAP "
+                 "handler not found``.", missing="SOAP handler not found"),
+)
 
 
 @router.post("/soap/{mock_id}/record/start", summary="Start recording a SOAP handler")

@@ -1,9 +1,11 @@
 """Admin API routes of MQTT brokers and their clients (django-ninja ``Router``; STYLE §8:
 parse, call, return).
 
-Composed in :mod:`mockd_project.api`. Every operation reads the engine's live snapshot,
-listeners and MQTT hub through ``EngineControl`` on the engine loop; without an engine: 503
-``no_engine``.
+Mounted by :mod:`mockd_project.api` from the registry (``admin_router``); the list, status
+and connection routes come from the shared factory
+:func:`mocks.protocols.api.connection_router`. Every operation reads the engine's live
+snapshot, listeners and MQTT hub through ``EngineControl`` on the engine loop; without an
+engine: 503 ``no_engine``.
 
 =============================================  ============================================
 ``GET /mqtt``                                  ``{brokers: [{id, port, running,
@@ -41,68 +43,38 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router
 
-from mocks import services
 from mocks.api import engine_control
 from mocks.api_recordings import add_recording_routes, or_404
+from mocks.protocols.api import Route, connection_router
 from mocks.protocols.mqtt.control import (RECORDING_ROUTES, close_mqtt_connection,
                                           mqtt_connection, mqtt_connection_stats,
                                           mqtt_connections, mqtt_overview, mqtt_status,
                                           mqtt_summary, set_recording)
 
-router = Router(tags=["mqtt"])
+_CLIENT_NOT_FOUND = "MQTT connection not found"
 
-
-@router.get("/mqtt", summary="List MQTT brokers")
-async def list_brokers(request: HttpRequest) -> dict[str, Any]:
-    """``{brokers: [{id, port, running, recordingEnabled, ...}], count}``."""
-    return await mqtt_overview(engine_control())
-
-
-@router.get("/mqtt/status", summary="Status of all MQTT brokers")
-async def brokers_status(request: HttpRequest) -> dict[str, Any]:
-    """``{running, brokers, clients, messagesReceived, messagesPublished}``."""
-    return await mqtt_summary(engine_control())
-
-
-@router.get("/mqtt/{broker_id}/status", summary="Status of one MQTT broker")
-async def broker_status(request: HttpRequest, broker_id: str) -> dict[str, Any]:
-    """One broker by mock id or ``mqtt:<port>``; 404 ``MQTT broker not found``."""
-    found = await mqtt_status(engine_control(), broker_id)
-    if found is None:
-        raise services.not_found("MQTT broker not found")
-    return found
-
-
-@router.get("/mqtt-connections", summary="Connected MQTT clients")
-async def connections(request: HttpRequest) -> dict[str, Any]:
-    """``{connections: [{id, clientId, port, brokerId, ...}], count}``."""
-    return await mqtt_connections(engine_control())
-
-
-@router.get("/mqtt-connections/stats", summary="MQTT client counts")
-async def connection_stats(request: HttpRequest) -> dict[str, Any]:
-    """``{total, byBroker, subscriptions}``."""
-    return await mqtt_connection_stats(engine_control())
-
-
-@router.get("/mqtt-connections/{connection_id}", summary="One connected MQTT client")
-async def connection(request: HttpRequest, connection_id: str) -> dict[str, Any]:
-    """The client; 404 ``MQTT connection not found``."""
-    found = await mqtt_connection(engine_control(), connection_id)
-    if found is None:
-        raise services.not_found("MQTT connection not found")
-    return found
-
-
-@router.delete("/mqtt-connections/{connection_id}", summary="Disconnect an MQTT client")
-async def close_connection(request: HttpRequest, connection_id: str) -> dict[str, Any]:
-    """``{message: "Connection closed", id}``; 404 when unknown."""
-    found = await close_mqtt_connection(engine_control(), connection_id)
-    if found is None:
-        raise services.not_found("MQTT connection not found")
-    return found
+router = connection_router(
+    "mqtt",
+    overview=Route("/mqtt", "List MQTT brokers", mqtt_overview,
+                   "``{brokers: [{id, port, running, recordingEnabled, ...}], count}``."),
+    summary=Route("/mqtt/status", "Status of all MQTT brokers", mqtt_summary,
+                  "``{running, brokers, clients, messagesReceived, messagesPublished}``."),
+    connections=Route("/mqtt-connections", "Connected MQTT clients", mqtt_connections,
+                      "``{connections: [{id, clientId, port, brokerId, ...}], count}``."),
+    stats=Route("/mqtt-connections/stats", "MQTT client counts", mqtt_connection_stats,
+                "``{total, byBroker, subscriptions}``."),
+    connection=Route("/mqtt-connections/{connection_id}", "One connected MQTT client",
+                     mqtt_connection, "The client; 404 ``MQTT connection not found``.",
+                     missing=_CLIENT_NOT_FOUND),
+    close=Route("/mqtt-connections/{connection_id}", "Disconnect an MQTT client",
+                close_mqtt_connection,
+                "``{message: \"Connection closed\", id}``; 404 when unknown.",
+                missing=_CLIENT_NOT_FOUND),
+    status=Route("/mqtt/{broker_id}/status", "Status of one MQTT broker", mqtt_status,
+                 "One broker by mock id or ``mqtt:<port>``; 404 ``MQTT broker not found``.",
+                 missing="MQTT broker not found"),
+)
 
 
 @router.post("/mqtt/{broker_id}/record/start", summary="Start recording an MQTT broker")
