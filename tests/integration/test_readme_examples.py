@@ -5,10 +5,11 @@ in a scratch folder whose ``examples`` links to the repository's and whose ``.ve
 this virtualenv, with an isolated HOME. ``mockd`` and ``python3`` are not on PATH until the
 README's own ``. .venv/bin/activate`` runs: a line that sources a file (``. FILE``,
 ``source FILE``) changes the environment of the lines after it. Every fenced ```python block
-runs whole, in its place in that order, with the ``python3`` that PATH then names. The server is the README's own
-quick-start command (``mockd start -c examples/quickstart.yaml``), started by the fixture on free
-loopback ports: the README's ports (4280, 4290, 4281, 4300) are rewritten to free ones in every
-command. Nothing leaves loopback and every command is bounded by a timeout.
+runs whole, in its place in that order, with the ``python3`` that PATH then names. The
+server is the README's own quick-start command (``mockd start -c examples/quickstart.yaml``),
+started by the fixture on free loopback ports: the README's ports (4280, 4290, 4281, 4300)
+are rewritten to free ones in every command. Nothing leaves loopback and every command is
+bounded by a timeout.
 
 What a comment promises is checked when it states a result: a leading status (``# 404 ...``)
 and/or a JSON value (``# {"id":"42","name":"Test User"}``), where ``"…"`` stands for any value
@@ -17,8 +18,9 @@ own states the result of the command before it. A curl without a stated status m
 2xx; any other command must exit 0.
 
 Lines (and Python blocks, by their first line) that cannot run in a test are listed in
-:data:`NOT_RUN` with the reason and what the test does instead; a line ending in ``&`` is started in the background, waited for and stopped at the
-end (:func:`_start_background`). Every other line runs.
+:data:`NOT_RUN` with the reason and what the test does instead; a line ending in ``&`` is
+started in the background, waited for and stopped at the end (:func:`_start_background`).
+Every other line runs.
 """
 from __future__ import annotations
 

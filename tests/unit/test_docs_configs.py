@@ -17,14 +17,14 @@ told apart by the line right before its opening fence:
 The marker is an HTML comment, so it does not show on the rendered page. A marker anywhere
 else (not right before a ``yaml``/``json`` fence) is an error.
 
-The files a fenced block names (``users.proto``, ``./users.wsdl``, ``traffic.har``,
-``examples/openapi.yaml``, ...: a word ending in one of :data:`FILE_EXTENSIONS`, and a
-folder given to ``mockd import``) are
-shipped under ``examples/``: ``examples/<path>`` for ``examples/<path>``, else the name as
-written (``./`` dropped) below ``examples/``, or (a name in a folder layout, relative to the
-file naming it) any file below ``examples/`` whose path ends with it. The exceptions are :data:`NOT_SHIPPED`, each
-with the reason; certificates and keys (``.pem``, ``.key``) are never shipped, as they are
-the reader's own (or ``--tls-auto``'s).
+The files a fenced block or an inline ``mockd ...`` command names (``users.proto``,
+``./users.wsdl``, ``traffic.har``, ``examples/openapi.yaml``, ...: a word ending in one of
+:data:`FILE_EXTENSIONS`, and a folder given to ``mockd import``) are shipped under
+``examples/``: ``examples/<path>`` for ``examples/<path>``, else the name as written (``./``
+dropped) below ``examples/``, or (a name in a folder layout, relative to the file naming it)
+any file below ``examples/`` whose path ends with it. The exceptions are
+:data:`NOT_SHIPPED`, each with the reason; certificates and keys (``.pem``, ``.key``) are
+never shipped, as they are the reader's own (or ``--tls-auto``'s).
 """
 from __future__ import annotations
 
@@ -55,8 +55,12 @@ FILE_NAME = re.compile(r"(?<![\w/.:$-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:"
 #: A folder given to ``mockd import`` (WireMock mappings): ``mockd import examples/mappings/``.
 IMPORTED_FOLDER = re.compile(r"\bmockd import ((?:[\w.-]+/)+)(?=\s|$)", re.MULTILINE)
 
+#: An inline command of the prose: ```mockd import examples/users.proto```.
+INLINE_COMMAND = re.compile(r"`(mockd [^`]+)`")
+
 #: Names the docs use for files that are not shipped: name -> why.
 NOT_SHIPPED = {
+    "spec.yaml": "a stand-in for the reader's own spec, in a sentence about its $ref files",
     "mocks.yaml": "written by the `mockd export` just before it",
     "collection.yaml": "written by the curl command that names it (`-o`)",
     "api.json": "written by `mockd export --format openapi -o api.json`",
@@ -156,8 +160,17 @@ def test_most_config_blocks_are_whole_configs():
 
 
 def _named_files() -> dict[str, list[str]]:
-    """Every file name a fenced block mentions -> where (``page:line``)."""
+    """Every file name a fenced block or an inline ``mockd`` command mentions -> where
+    (``page:line``)."""
     names: dict[str, list[str]] = {}
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        for match in INLINE_COMMAND.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            where = f"{path.relative_to(ROOT).as_posix()}:{line}"
+            for name in (FILE_NAME.findall(match.group(1))
+                         + IMPORTED_FOLDER.findall(match.group(1))):
+                names.setdefault(name, []).append(where)
     for block in ALL_BLOCKS:
         written = set(re.findall(r"^#\s*([\w.-]+)\s*$", block.text.split("\n", 1)[0]))
         for name in FILE_NAME.findall(block.text) + IMPORTED_FOLDER.findall(block.text):
@@ -188,11 +201,13 @@ def _shipped_path(name: str) -> Path:
 @pytest.mark.parametrize("name", sorted(_named_files()))
 def test_file_named_in_the_docs_is_shipped(name):
     if name in NOT_SHIPPED:
-        assert not _shipped_path(name).exists(), f"{name} is shipped now: drop it from NOT_SHIPPED"
+        assert not _shipped_path(name).exists(), f"{name} is shipped: drop it from NOT_SHIPPED"
         return
     path = _shipped_path(name)
-    assert path.is_dir() if name.endswith("/") else path.is_file(), (f"{name} (named at {', '.join(_named_files()[name])}) is not in "
-                            f"examples/: ship it there, or list it in NOT_SHIPPED with the reason")
+    where = ", ".join(_named_files()[name])
+    assert path.is_dir() if name.endswith("/") else path.is_file(), (
+        f"{name} (named at {where}) is not in examples/: ship it there, or list it in "
+        f"NOT_SHIPPED with the reason")
 
 
 def test_not_shipped_lists_only_names_the_docs_use():
