@@ -29,7 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchenv import ROOT, child_env
+
 MOCKD = str(Path(sys.executable).parent / "mockd")
 
 
@@ -79,16 +80,8 @@ def main() -> int:
     arguments = parser.parse_args()
     times = []
     with tempfile.TemporaryDirectory(prefix="mockd-bench-") as folder:
-        env = {key: value for key, value in os.environ.items()
-               if not key.startswith(("MOCKD_", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITE"))}
-        env["MOCKD_DATA_DIR"] = str(Path(folder) / "data")
         tree = arguments.tree.resolve()
-        if tree != ROOT:
-            env["PYTHONPATH"] = str(tree)
-        if arguments.no_bytecode:
-            env["PYTHONDONTWRITEBYTECODE"] = "1"
-        else:
-            env["PYTHONPYCACHEPREFIX"] = str(Path(folder) / "pycache")
+        env = child_env(Path(folder), tree, arguments.no_bytecode)
         config = arguments.config.resolve()
         for index in range(arguments.runs + (0 if arguments.no_bytecode else 1)):
             try:

@@ -116,8 +116,3 @@ def profiles_command(as_json: bool, admin_url: str | None, api_key: str | None) 
         return
     for profile in profiles:
         click.echo(f"{profile['name']:<14} {profile['description']}")
-
-
-def register(group: click.Group) -> None:
-    """Add ``mockd chaos`` to the ``mockd`` group."""
-    group.add_command(chaos_group)

@@ -1,8 +1,10 @@
 """The ``mockd`` command line (SPEC "Command-line surface"; behavior notes §15).
 
 Server commands (``start``/``serve``, ``engine``) run in the foreground through
-:func:`mockd_project.runner.run_server`. Client commands talk to the admin API and arrive
-with the control-plane features.
+:func:`mockd_project.runner.run_server`. Client commands talk to the admin API; they and the
+protocols' commands (named by the registry, ``ProtocolEntry.cli``: ``mocks/protocols/<name>/
+cli.py``) are imported only when they run or their help is shown (:class:`MockdGroup`), so a
+client command loads click and httpx, never Django, the config models or a protocol library.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 import click
 
 from mockd_project import __version__
+from mockd_project.cli_lazy import LazyGroup
 
 
 def _env_int(name: str, default: int | None) -> int | None:
@@ -23,49 +26,70 @@ def _env_int(name: str, default: int | None) -> int | None:
         raise click.BadParameter(f"{name}={value!r} is not a port number") from None
 
 
-def _register_client_commands(group: click.Group) -> None:
-    """Add the commands that talk to a running server (list, http add, stateful, oauth,
-    websocket, import, export, status, stop) and read its files (admin key, admin password).
-    Imported on first use so that ``mockd start``/``engine`` do not pay for httpx, rich and the
-    importers at start-up."""
-    from chaos import cli as chaos_cli
-    from mockd_project import cli_admin, cli_client, cli_websocket
-    from mocks import cli_portability, cli_soap
-    from oidc import cli as oidc_cli
-    from tables import cli as tables_cli
+#: The commands of the project itself (not of a protocol): ``{name: "module:attribute"}``,
+#: each imported only when it runs or its help is shown. Protocols add theirs through the
+#: registry (:data:`mocks.protocols.PROTOCOLS`, ``ProtocolEntry.cli``).
+CLIENT_COMMANDS: dict[str, str] = {
+    "list": "mockd_project.cli_client:list_command",
+    "add": "mockd_project.cli_client:add_command",
+    "status": "mockd_project.cli_client:status_command",
+    "stop": "mockd_project.cli_client:stop_command",
+    "admin": "mockd_project.cli_admin:admin_group",
+    "import": "mocks.cli_portability:import_command",
+    "export": "mocks.cli_portability:export_command",
+    "stateful": "tables.cli:stateful_group",
+    "chaos": "chaos.cli:chaos_group",
+}
 
-    cli_client.register(group)
-    tables_cli.register(group)  # after cli_client: it adds --stateful to `http add` and `add`
-    cli_portability.register(group)
-    cli_soap.register(group)
-    oidc_cli.register(group)
-    cli_admin.register(group)
-    cli_websocket.register(group)
-    from mockd_project import cli_grpc, cli_mqtt
-
-    cli_grpc.register(group)
-    cli_mqtt.register(group)
-    chaos_cli.register(group)
+#: Options one module adds to another's command: ``{command name: "module:function"}``;
+#: the function gets the command before its first use (tables add ``--stateful`` to ``add``
+#: and ``http add``).
+COMMAND_EXTENSIONS: dict[str, str] = {
+    "add": "tables.cli:with_stateful_options",
+    "http": "tables.cli:with_stateful_options",
+}
 
 
-class MockdGroup(click.Group):
-    """Click group that loads the client commands lazily and suggests the closest command
-    for a typo."""
+def _extend(command: click.Command) -> None:
+    """Apply the :data:`COMMAND_EXTENSIONS` entry of ``command``'s name, if any."""
+    target = COMMAND_EXTENSIONS.get(command.name or "")
+    if target is not None:
+        import importlib
 
-    _client_commands_loaded = False
+        module_name, _, attribute = target.partition(":")
+        getattr(importlib.import_module(module_name), attribute)(command)
 
-    def _load_client_commands(self) -> None:
-        if not self._client_commands_loaded:
-            self._client_commands_loaded = True
-            _register_client_commands(self)
+
+def protocol_commands() -> dict[str, str]:
+    """``{command name: "module:attribute"}`` of the protocols' CLI commands: each registry
+    entry with a ``cli`` string, under its mock type (``grpc``, ``mqtt``, ``oauth``...).
+    Reads the registry only; imports no protocol."""
+    from mocks.protocols import PROTOCOLS
+
+    return {entry.mock_type: entry.cli for entry in PROTOCOLS if entry.cli}
+
+
+class MockdGroup(LazyGroup):
+    """The ``mockd`` group: server commands defined here, client commands
+    (:data:`CLIENT_COMMANDS`) and protocol commands (:func:`protocol_commands`) imported
+    when they run or their help is shown; suggests the closest command for a typo."""
+
+    _client_commands_known = False
+
+    def _know_client_commands(self) -> None:
+        # On first need, so that `mockd --version` and server commands skip the registry.
+        if not self._client_commands_known:
+            self._client_commands_known = True
+            for name, target in {**CLIENT_COMMANDS, **protocol_commands()}.items():
+                self.add_lazy_command(name, target)
 
     def get_command(self, ctx: click.Context, cmd_name: str):
         if cmd_name not in self.commands:
-            self._load_client_commands()
+            self._know_client_commands()
         return super().get_command(ctx, cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        self._load_client_commands()
+        self._know_client_commands()
         return super().list_commands(ctx)
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
@@ -87,7 +111,7 @@ class MockdGroup(click.Group):
 CONTEXT_SETTINGS: dict = {"help_option_names": ["-h", "--help"]}
 
 
-@click.group(cls=MockdGroup, context_settings=CONTEXT_SETTINGS)
+@click.group(cls=MockdGroup, context_settings=CONTEXT_SETTINGS, extend=_extend)
 @click.version_option(__version__, "--version", "-v", prog_name="mockd",
                       message="%(prog)s %(version)s")
 @click.option("--admin-url", default=None, metavar="URL",

@@ -138,11 +138,6 @@ def admin_password(data_dir: str | None, reset: bool) -> None:
                f"since, set a new one with 'mockd admin password --reset')")
 
 
-def register(group: click.Group) -> None:
-    """Add ``admin`` to the ``mockd`` group."""
-    group.add_command(admin_group)
-
-
 def _read_secret(path: Path) -> str:
     """The stripped text of a secret file; ``""`` when it does not exist. Raises
     :class:`ClientError` naming the file when it cannot be read."""

@@ -29,7 +29,7 @@ import click
 
 from mockd_project import daemon
 from mockd_project.auth import api_key_path
-from mockd_project.cli_sse import apply_sse_options, sse_options
+from mocks.protocols.streaming.cli import apply_sse_options, sse_options
 from mockd_project.paths import default_data_dir
 
 DEFAULT_ADMIN_URL = "http://localhost:4290"
@@ -101,6 +101,10 @@ class AdminClient:
                 verify = client_context(ca_file)
             except TlsSetupError as error:
                 raise ClientError(f"{error} (--ca-file)") from None
+        elif self.admin_url.startswith("http://"):
+            # Plain HTTP (redirects are not followed): no TLS, so skip loading the CA bundle,
+            # a fair share of a client command's start-up.
+            verify = False
         self._client = httpx.Client(base_url=self.admin_url, headers=headers, timeout=timeout,
                                     trust_env=False, verify=verify)
 
@@ -738,9 +742,3 @@ def stop_command(component: str | None, pid_file: str | None, force: bool, timeo
                  admin_url: str | None, api_key: str | None) -> None:
     """Stop a server started with 'mockd start -d' (admin and engine share one process)."""
     sys.exit(daemon.stop(daemon.pid_file_path(pid_file), force=force, timeout=timeout))
-
-
-def register(group: click.Group) -> None:
-    """Add the client commands to the ``mockd`` group."""
-    for command in (list_command, http_group, add_command, status_command, stop_command):
-        group.add_command(command)

@@ -457,9 +457,3 @@ def export_command(format_name: str | None, output: str | None, name: str | None
         click.echo(f"Exported {count} mock{'s' if count != 1 else ''} to {output}")
     else:
         click.echo(text, nl=False)
-
-
-def register(group: click.Group) -> None:
-    """Add ``import`` and ``export`` to the ``mockd`` command group."""
-    group.add_command(import_command)
-    group.add_command(export_command)

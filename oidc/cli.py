@@ -90,8 +90,3 @@ def oauth_add(name: str | None, issuer: str, client_id: str, client_secret: str,
     click.echo(f"  Client: {client_id}")
     click.echo(f"  User: {username}")
     click.echo(f"  Discovery: {issuer_url}/.well-known/openid-configuration")
-
-
-def register(group: click.Group) -> None:
-    """Add ``oauth`` (with ``oauth add``) to the ``mockd`` group."""
-    group.add_command(oauth_group)

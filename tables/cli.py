@@ -21,7 +21,7 @@ The bound mocks answer from the table or the operation, so ``--table`` and
 response (``--body``, ``--body-file``, ``--header``, ``--sse*``). The table or operation must
 exist (checked first, so a typo fails clearly instead of making a mock that answers 404).
 
-:func:`register` adds ``stateful`` to the command group and the ``--stateful`` option to the
+:func:`with_stateful_options` adds the ``--stateful`` option to the
 existing ``http add`` and ``add`` commands (their own behaviour is unchanged without it),
 and ``--stateful-operation``, ``--table`` and ``--bind`` likewise; those reshape the mock
 document through ``run_http_add``'s ``mock_adjusters`` hook.
@@ -42,21 +42,21 @@ import click
 
 from mockd_project.cli_client import (ClientError, client_options, make_client,
                                       mock_to_update)
-
-from tables.config import ACTIONS, ID_STRATEGIES
-from tables.operations_cli import custom_group
+from mockd_project.cli_lazy import LazyGroup
+from tables.names import ACTIONS, ID_STRATEGIES
 
 #: ``(action, method, on the item path)`` of the five mocks ``--stateful`` creates.
 CRUD_MOCKS = (("list", "GET", False), ("create", "POST", False), ("get", "GET", True),
               ("update", "PUT", True), ("delete", "DELETE", True))
 
 
-@click.group("stateful")
+@click.group("stateful", cls=LazyGroup,
+             # mockd stateful custom validate|add|run|list|delete (imports the table runtime)
+             lazy_commands={"custom": "tables.operations_cli:custom_group"})
 def stateful_group() -> None:
     """Stateful tables (in-memory CRUD data)."""
 
 
-stateful_group.add_command(custom_group)  # mockd stateful custom validate|add|run|list|delete
 
 
 @stateful_group.command("add")
@@ -273,15 +273,17 @@ def _with_stateful_option(command: click.Command) -> None:
     command.callback = callback
 
 
-def register(group: click.Group) -> None:
-    """Add ``stateful`` to ``group`` and ``--stateful`` to its ``http add`` and ``add``."""
-    group.add_command(stateful_group)
-    http = group.commands.get("http")
-    if isinstance(http, click.Group) and "add" in http.commands:
-        _with_stateful_option(http.commands["add"])
-    if "add" in group.commands:
-        _with_stateful_option(group.commands["add"])
+def with_stateful_options(command: click.Command) -> None:
+    """Add ``--stateful`` (and ``--stateful-operation``, ``--table``, ``--bind``) to
+    ``mockd add`` or to the ``add`` of the ``mockd http`` group (the ``mockd`` group's
+    ``COMMAND_EXTENSIONS``); a command that already has them is left alone."""
+    if isinstance(command, click.Group):
+        add = command.commands.get("add")
+        if add is not None:
+            _with_stateful_option(add)
+    else:
+        _with_stateful_option(command)
 
 
 __all__ = ["ClientError", "add_stateful_crud", "bind_action", "crud_mock_documents",
-           "register", "stateful_group", "stateful_mock_adjuster"]
+           "stateful_group", "stateful_mock_adjuster", "with_stateful_options"]

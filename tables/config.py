@@ -18,10 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-#: Actions a binding may name (SPEC "Extend binding").
-ACTIONS = ("list", "get", "create", "update", "patch", "delete", "custom")
-#: Identifier strategies (SPEC "Table").
-ID_STRATEGIES = ("uuid", "prefix", "ulid", "sequence", "short")
+from tables.names import ACTIONS, ID_STRATEGIES
+
 #: Rule ``type`` values (behavior notes §7).
 RULE_TYPES = ("string", "number", "integer", "boolean", "array", "object")
 #: Validation modes (SPEC "Validation"; behavior notes §7).

@@ -381,7 +381,7 @@ def test_pattern_samples_match_their_pattern(pattern, expected):
 def test_soap_import_dry_run_prints_the_mock_with_its_files(orders):
     from click.testing import CliRunner
 
-    from mocks.cli_soap import soap_group
+    from mocks.protocols.soap.cli import soap_group
 
     done = CliRunner().invoke(soap_group, ["import", str(orders / "orders.wsdl"), "--dry-run"])
     assert done.exit_code == 0, done.output

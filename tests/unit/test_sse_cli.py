@@ -5,7 +5,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from mockd_project.cli_sse import apply_sse_options, parse_sse_event, sse_block, sse_options
+from mocks.protocols.streaming.cli import apply_sse_options, parse_sse_event, sse_block, sse_options
 from mocks.config import HttpMock
 
 

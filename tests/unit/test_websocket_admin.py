@@ -11,7 +11,7 @@ import base64
 import httpx
 import pytest
 
-from mockd_project.cli_websocket import (UsageProblem, build_websocket_mock, message_body,
+from mocks.protocols.websocket.cli import (UsageProblem, build_websocket_mock, message_body,
                                          parse_match)
 from mocks.engine.control import EngineControl, EngineControlApp
 from mocks.protocols import WebSocketRoute

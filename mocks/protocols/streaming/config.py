@@ -14,8 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-#: Smallest non-zero ``lifecycle.keepaliveInterval`` in seconds (SPEC "Limits").
-KEEPALIVE_MINIMUM_SECONDS = 5
+from mocks.protocols.streaming.names import KEEPALIVE_MINIMUM_SECONDS
 #: Events kept per mock for ``Last-Event-ID`` resumption when ``resume.bufferSize`` is not set.
 DEFAULT_BUFFER_SIZE = 100
 #: Events per generator batch when ``generator.count`` is 0 or not set (behavior notes §9).

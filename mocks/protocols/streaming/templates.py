@@ -36,11 +36,9 @@ import orjson
 from mocks.core.errors import ConfigError
 
 from mocks.protocols.streaming.events import CompiledEvent, StaticSequence
+from mocks.protocols.streaming.names import LLM_CHAT_NAMES, NOTIFICATION_NAMES, TEMPLATE_NAMES
 from mocks.protocols.streaming.placeholders import DataTemplate, _Object, _Timestamp, compile_event_data
 
-LLM_CHAT_NAMES = ("llm-chat", "openai-chat", "openai")
-NOTIFICATION_NAMES = ("notification-stream", "notification")
-TEMPLATE_NAMES = LLM_CHAT_NAMES + NOTIFICATION_NAMES
 
 DEFAULT_TOKENS = ("Hello", "!", " How", " can", " I", " help", " you", "?")
 DEFAULT_MODEL = "gpt-4-mock"

@@ -285,8 +285,3 @@ def websocket_close(connection_id: str | None, mock_id: str | None, as_json: boo
         _print_json(answer)
         return
     click.echo(line)
-
-
-def register(group: click.Group) -> None:
-    """Add ``mockd websocket`` to the ``mockd`` group."""
-    group.add_command(websocket_group)

@@ -34,7 +34,7 @@ from typing import Any, Iterator
 import click
 
 from mockd_project.cli_client import client_options
-from mockd_project.cli_grpc import post_port_mock
+from mocks.protocols.grpc.cli import post_port_mock
 
 #: CONNACK return codes of MQTT 3.1.1 (1-5) -> reason.
 REFUSALS = {1: "unacceptable protocol version", 2: "identifier rejected",
@@ -337,8 +337,3 @@ def mqtt_subscribe(port: int, topic: str, qos: int, count: int, timeout: float,
         client.close()
     if count and received < count:
         raise MqttError(f"{received} of {count} messages on {topic} within {timeout:g}s")
-
-
-def register(group: click.Group) -> None:
-    """Add ``mockd mqtt`` to the ``mockd`` group."""
-    group.add_command(mqtt_group)

@@ -26,8 +26,8 @@ from typing import Any
 
 import click
 
-from mocks.protocols.streaming.config import KEEPALIVE_MINIMUM_SECONDS
-from mocks.protocols.streaming.templates import NOTIFICATION_NAMES, TEMPLATE_NAMES
+from mocks.protocols.streaming.names import (KEEPALIVE_MINIMUM_SECONDS, NOTIFICATION_NAMES,
+                                             TEMPLATE_NAMES)
 
 DEFAULT_EVENT = {"type": "message", "data": {"status": "connected"}}
 

@@ -81,8 +81,3 @@ def soap_import(file: str, stateful: bool, dry_run: bool, replace: bool, as_json
     click.echo(f"Imported {imported} SOAP mock{'s' if imported != 1 else ''} from "
                f"{result.source} ({operations} operation{'s' if operations != 1 else ''}"
                f"{table_note})")
-
-
-def register(group: click.Group) -> None:
-    """Add ``soap`` to the ``mockd`` command group."""
-    group.add_command(soap_group)

@@ -135,8 +135,3 @@ def post_port_mock(mock: dict[str, Any], *, kind: str, port: int, created: str,
     else:
         saved = answer.get("mock", answer) if isinstance(answer, dict) else {}
         click.echo(f"Created {kind} mock {saved.get('id')} on port {port} ({created})")
-
-
-def register(group: click.Group) -> None:
-    """Add ``mockd grpc`` to the ``mockd`` group."""
-    group.add_command(grpc_group)

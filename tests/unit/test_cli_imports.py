@@ -1,0 +1,114 @@
+"""What a ``mockd`` command loads (ARCHITECTURE "Protocol handlers": the CLI is composed from
+the registry; a client command answers at once).
+
+A client command (``list``, ``status``, ``add``, ``admin key``) imports click, httpx and the
+CLI modules only: never Django, the config models (pydantic), nor a protocol's library or
+CLI module. A protocol's command module is imported when that command runs or its help is
+shown. Each case runs the command in a fresh interpreter against the fake admin API of
+``bench/cli_start.py`` on a loopback port and lists ``sys.modules`` afterwards.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Runs ``mockd <argv>`` in-process against a fake admin API, then prints ``sys.modules``.
+SCRIPT = """
+import sys, threading
+from http.server import ThreadingHTTPServer
+sys.path.insert(0, "bench")
+from cli_start import FakeAdmin
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), FakeAdmin)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+url = "http://127.0.0.1:%d" % server.server_address[1]
+from mockd_project.cli import main
+argv = [url if item == "URL" else item for item in sys.argv[1:]]
+try:
+    main.main(args=argv, prog_name="mockd", standalone_mode=False)
+except SystemExit as exit:
+    assert not exit.code, exit.code
+server.shutdown()
+print("MODULES", " ".join(sys.modules))
+"""
+
+#: Modules (and their submodules) no client command may load.
+FORBIDDEN = ("django", "ninja", "pydantic", "mocks.config", "mocks.engine", "grpc",
+             "google.protobuf", "graphql", "amqtt", "lxml", "oauthlib", "tables.config",
+             "mocks.protocols.grpc", "mocks.protocols.mqtt", "mocks.protocols.soap",
+             "mocks.protocols.websocket", "mocks.protocols.graphql", "oidc")
+
+
+def _loaded(argv: list[str], tmp_path: Path) -> set[str]:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(exist_ok=True)
+    (data_dir / "admin-api-key").write_text("k\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MOCKD_DATA_DIR": str(data_dir)}
+    done = subprocess.run([sys.executable, "-c", SCRIPT, *argv], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.startswith("MODULES "))
+    return set(line.split()[1:])
+
+
+def _matching(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(name for name in modules
+                  if any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes))
+
+
+CLIENT = ["--admin-url", "URL", "--api-key", "k"]
+
+
+@pytest.mark.parametrize("argv", [
+    pytest.param([*CLIENT, "list"], id="list"),
+    pytest.param([*CLIENT, "status"], id="status"),
+    pytest.param([*CLIENT, "add", "--path", "/x", "--body", "{}"], id="add"),
+    pytest.param([*CLIENT, "http", "add", "--path", "/x", "--sse-event", "a:b"],
+                 id="http add with sse"),
+    pytest.param(["admin", "key"], id="admin key"),
+])
+def test_client_command_loads_no_django_config_models_or_protocol_library(argv, tmp_path):
+    loaded = _loaded(argv, tmp_path)
+    assert _matching(loaded, FORBIDDEN) == []
+    if argv[0] != "admin":
+        assert "httpx" in loaded
+
+
+@pytest.mark.parametrize(("command", "module"), [
+    pytest.param("grpc", "mocks.protocols.grpc.cli", id="grpc"),
+    pytest.param("mqtt", "mocks.protocols.mqtt.cli", id="mqtt"),
+    pytest.param("websocket", "mocks.protocols.websocket.cli", id="websocket"),
+    pytest.param("soap", "mocks.protocols.soap.cli", id="soap"),
+    pytest.param("oauth", "oidc.cli", id="oauth"),
+])
+def test_protocol_command_module_loads_when_its_help_is_shown_and_no_sooner(
+        command, module, tmp_path):
+    assert module not in _loaded([*CLIENT, "list"], tmp_path)
+    assert module in _loaded([command, "--help"], tmp_path)
+
+
+def test_mockd_help_lists_the_registry_protocol_commands(tmp_path):
+    from click.testing import CliRunner
+
+    from mockd_project.cli import main, protocol_commands
+
+    output = CliRunner().invoke(main, ["--help"]).output
+    assert set(protocol_commands()) == {"http", "grpc", "websocket", "mqtt", "soap", "oauth"}
+    for name in protocol_commands():
+        assert f"  {name} " in output
+
+
+def test_a_registry_command_that_cannot_import_fails_with_its_name_and_target(monkeypatch):
+    from click.testing import CliRunner
+
+    from mockd_project import cli
+
+    monkeypatch.setitem(cli.main.lazy_commands, "nope", "mocks.no_such:group")
+    result = CliRunner().invoke(cli.main, ["nope", "--help"])
+    assert result.exit_code == 1
+    assert "command 'nope': cannot import mocks.no_such:group" in result.output
