@@ -21,7 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote_plus
 
 from oauthlib.oauth2 import RequestValidator
@@ -37,7 +37,7 @@ from oidc.tokens import new_grant_id
 if TYPE_CHECKING:
     from oauthlib.common import Request
 
-    from oidc.provider import IdentityProvider
+    from oidc.store import TokenStore
 
 #: PKCE checks by ``code_challenge_method`` (oauthlib's own functions, constant-time).
 CODE_CHALLENGE_CHECKS = {"S256": code_challenge_method_s256, "plain": code_challenge_method_plain}
@@ -72,6 +72,21 @@ def client_credentials(request: "Request") -> tuple[str | None, str | None]:
     return request.client_id, request.client_secret
 
 
+class ValidatorProvider(Protocol):
+    """What a validator reads of its identity provider
+    (:class:`~oidc.provider.IdentityProvider` is one): ``config`` (the mock's
+    :class:`~oidc.config.OAuthConfig`), ``store`` (its codes and tokens) and ``tokens`` (its
+    :class:`~oidc.tokens.TokenIssuer`: ``record_issued``, ``introspect``, ``revoke``).
+
+    A protocol rather than the provider class, so that this module does not import
+    :mod:`oidc.provider`, which imports it.
+    """
+
+    config: Any
+    store: TokenStore
+    tokens: Any
+
+
 class MockRequestValidator(RequestValidator):
     """oauthlib's questions answered for one :class:`~oidc.provider.IdentityProvider`.
 
@@ -79,7 +94,7 @@ class MockRequestValidator(RequestValidator):
     ``/introspect`` (required) and ``/revoke`` (optional).
     """
 
-    def __init__(self, provider: "IdentityProvider"):
+    def __init__(self, provider: ValidatorProvider):
         super().__init__()
         self.provider = provider
         self.config = provider.config

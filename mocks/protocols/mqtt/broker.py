@@ -44,6 +44,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
+import orjson
 from amqtt.broker import Broker
 from amqtt.contexts import Action
 from amqtt.plugins.base import BaseAuthPlugin
@@ -517,8 +518,6 @@ class MqttPortService:
         return answer
 
     async def _write_table(self, entry: CompiledTopic, request: Any) -> None:
-        from mocks.protocols.mqtt.handler import write_table
-
         await write_table(self.tables, entry, request)
 
     def _log(self, request: Any, started: float, matched: CompiledTopic | None,
@@ -584,3 +583,30 @@ class MqttPortService:
             raise
         except Exception:  # noqa: BLE001 - a schedule never stops the broker
             logger.exception("MQTT schedule of %s on %s stopped", entry.mock_id, entry.topic)
+
+
+async def write_table(store: Any, entry: CompiledTopic, request: Any) -> None:
+    """``onPublish`` with ``statefulResource``: the JSON object payload becomes a row
+    (``create``) or updates the row of its id (``update``). A payload that is not a JSON
+    object, or a table error, is logged and skipped."""
+    from tables.errors import TableError
+    from tables.store import OperationRequest
+
+    resource, action = entry.table
+    try:
+        document = orjson.loads(request.body)
+    except orjson.JSONDecodeError:
+        logger.warning("MQTT payload on %s is not JSON; table %s not written", request.path,
+                       resource)
+        return
+    if not isinstance(document, dict):
+        return
+    try:
+        if action == "update" and document.get("id") not in (None, ""):
+            store.execute(OperationRequest("update", resource, id=str(document["id"]),
+                                           body=document))
+        else:
+            store.execute(OperationRequest("create", resource, body=document))
+    except TableError as error:
+        logger.warning("MQTT payload on %s not written to %s: %s", request.path, resource,
+                       error.message)

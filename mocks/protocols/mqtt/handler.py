@@ -17,8 +17,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import orjson
-
 from mocks.core.errors import ConfigError
 from mocks.protocols import CompileContext, CompiledMock
 from mocks.protocols.mqtt.broker import BrokerTable, CompiledTopic, MqttPortService
@@ -111,33 +109,6 @@ class MqttHandler:
                              if websocket is not None and websocket.enabled else None)
         return CompiledMock(services=(MqttPortService(table_, context.shared,
                                                       context.tables),))
-
-
-async def write_table(store: Any, entry: CompiledTopic, request: Any) -> None:
-    """``onPublish`` with ``statefulResource``: the JSON object payload becomes a row
-    (``create``) or updates the row of its id (``update``). A payload that is not a JSON
-    object, or a table error, is logged and skipped."""
-    from tables.errors import TableError
-    from tables.store import OperationRequest
-
-    resource, action = entry.table
-    try:
-        document = orjson.loads(request.body)
-    except orjson.JSONDecodeError:
-        logger.warning("MQTT payload on %s is not JSON; table %s not written", request.path,
-                       resource)
-        return
-    if not isinstance(document, dict):
-        return
-    try:
-        if action == "update" and document.get("id") not in (None, ""):
-            store.execute(OperationRequest("update", resource, id=str(document["id"]),
-                                           body=document))
-        else:
-            store.execute(OperationRequest("create", resource, body=document))
-    except TableError as error:
-        logger.warning("MQTT payload on %s not written to %s: %s", request.path, resource,
-                       error.message)
 
 
 #: The registered handler object (:data:`mocks.protocols.PROTOCOLS`).
