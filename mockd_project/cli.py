@@ -509,7 +509,7 @@ def schema_command(output: str | None) -> None:
     """
     import json
 
-    from mocks.config_schema import config_json_schema
+    from mocks.control.config_schema import config_json_schema
 
     text = json.dumps(config_json_schema(), indent=2) + "\n"
     if output is None:

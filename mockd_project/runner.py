@@ -554,7 +554,7 @@ def start_control_plane(options: RunOptions, config: Any) -> tuple[int, int]:
     from django.core.management import call_command
 
     from mockd_project import auth
-    from mocks import services
+    from mocks.control import services
 
     call_command("migrate", verbosity=0, interactive=False)
     dropped = (len(services.stored_mocks_beside(config))

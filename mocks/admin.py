@@ -1,6 +1,6 @@
 """Django admin for mocks and workspaces (``/admin/`` on the admin port).
 
-Every save and delete goes through :mod:`mocks.services`, the same layer the admin API uses,
+Every save and delete goes through :mod:`mocks.control.services`, the same layer the admin API uses,
 so an edit is validated against the config schema, written in one transaction and pushed to
 the engine at once (the next data-plane request sees it). Form errors name the field.
 
@@ -14,7 +14,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
-from mocks import services
+from mocks.control import services
 from mocks.config import MOCK_TYPES
 from mocks.models import DEFAULT_WORKSPACE_ID, Mock, Workspace
 
@@ -78,7 +78,7 @@ class MockForm(forms.ModelForm):
 
 @admin.register(Mock)
 class MockAdmin(admin.ModelAdmin):
-    """Mocks: list, filter, edit; saves and deletes go through :mod:`mocks.services`."""
+    """Mocks: list, filter, edit; saves and deletes go through :mod:`mocks.control.services`."""
 
     form = MockForm
     list_display = ("id", "type", "name", "method", "path", "enabled", "workspace",

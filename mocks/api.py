@@ -10,9 +10,9 @@ Routers (composed in :mod:`mockd_project.api`):
 * ``workspaces_router``: ``/workspaces`` CRUD.
 
 Mock CRUD, config and workspace operations are synchronous (they use the ORM through
-:mod:`mocks.services`); request-log and verification operations are async and call
+:mod:`mocks.control.services`); request-log and verification operations are async and call
 ``EngineControl`` directly on the engine loop. Errors are raised as
-:class:`~mocks.services.AdminError` and rendered by the one exception handler.
+:class:`~mocks.control.services.AdminError` and rendered by the one exception handler.
 
 Source: SPEC "Admin API"; behavior notes §1 (routes, shapes, filters), §12 (workspaces).
 """
@@ -29,9 +29,9 @@ from ninja import Query, Router
 
 from mockd_project import __version__
 from mockd_project.runtime import runtime
-from mocks import services
+from mocks.control import services
 from mocks.config import ConfigFile, Mock as MockConfig
-from mocks.config_schema import config_json_schema
+from mocks.control.config_schema import config_json_schema
 from mocks.core.yamldoc import DocumentTooLarge, safe_load_bounded
 from mocks.engine.control import (CONNECTED_MESSAGE, MISSING_CRITERIA_MESSAGE,
                                   STREAM_KEEPALIVE_SECONDS, criteria_from, sse_frame)
@@ -42,7 +42,7 @@ from mocks.protocols.grpc.port_sharing import merge_into_port_owner
 from mocks.protocols.mqtt.port_sharing import merge_into_port_owner as merge_mqtt_into_port_owner
 from mocks.protocols.grpc.control import grpc_ports
 from mocks.protocols.mqtt.control import mqtt_ports
-from mocks.services import AdminError, MockFilter, validation_error
+from mocks.control.services import AdminError, MockFilter, validation_error
 
 health_router = Router(tags=["health"])
 mocks_router = Router(tags=["mocks"])
@@ -353,7 +353,8 @@ def export_config(request: HttpRequest, format: str = "json", name: str | None =
 @config_router.get("/config/schema", summary="JSON Schema of the config file")
 def config_schema(request: HttpRequest) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a config file, built from the config models at run
-    time: the document ``mockd schema`` prints (:func:`~mocks.config_schema.config_json_schema`).
+    time: the document ``mockd schema`` prints
+    (:func:`~mocks.control.config_schema.config_json_schema`).
     Needs the admin key like every admin route; no engine needed."""
     return config_json_schema()
 

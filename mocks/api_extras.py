@@ -1,16 +1,17 @@
 """Admin routes the dashboard uses besides mocks (django-ninja router; STYLE §8: parse,
 call, return). Behavior notes §1 "Other routes":
 
-* ``/folders`` CRUD: folders that group mocks (:mod:`mocks.folders`);
-* ``GET``/``PUT /preferences``: the dashboard's preferences object (:mod:`mocks.preferences`);
+* ``/folders`` CRUD: folders that group mocks (:mod:`mocks.control.folders`);
+* ``GET``/``PUT /preferences``: the dashboard's preferences object
+  (:mod:`mocks.control.preferences`);
 * ``GET /formats``: the import and export formats with their detection rules
   (:mod:`mocks.portability.formats`);
 * ``GET /templates``, ``GET /templates/{id}``: ready-made mocks per type
-  (:mod:`mocks.mock_templates`);
+  (:mod:`mocks.control.mock_templates`);
 * ``GET /handlers``: the registered protocol handlers (:data:`mocks.protocols.PROTOCOLS`).
 
 All need the admin key (the admin gateway checks it before Django). Errors are raised as
-:class:`~mocks.services.AdminError` and rendered ``{error, message}`` by the one exception
+:class:`~mocks.control.services.AdminError` and rendered ``{error, message}`` by the one exception
 handler of :mod:`mockd_project.api`.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router
 
-from mocks import folders, mock_templates, preferences, services
+from mocks.control import folders, mock_templates, preferences, services
 from mocks.api import json_body
 from mocks.models import Mock
 from mocks.portability.formats import format_catalogue

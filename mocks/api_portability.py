@@ -5,7 +5,7 @@
   v5 YAML instead), ``GET /insomnia.yaml``: v5; both as attachment downloads.
 
 All take ``?workspaceId=`` (default ``local``) and ``?name=``. The configuration comes from
-the control plane's own export service (:func:`mocks.services.export_config`, the one that
+the control plane's own export service (:func:`mocks.control.services.export_config`, the one that
 answers ``GET /config``), and the documents from :mod:`mocks.portability.exporters`.
 
 Source: SPEC "Client-collection exports", "Import and export"; behavior notes §1
@@ -21,11 +21,11 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router
 
 from mockd_project.runtime import runtime
-from mocks import services
+from mocks.control import services
 from mocks.portability.exporters import resolve_bindings
 from mocks.portability.exporters.insomnia import insomnia_v4, insomnia_v5
 from mocks.portability.exporters.openapi import openapi_document
-from mocks.services import validation_error
+from mocks.control.services import validation_error
 
 router = Router(tags=["export"])
 

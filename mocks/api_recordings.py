@@ -29,7 +29,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
-from mocks import services
+from mocks.control import services
 from mocks.api import engine_control
 from mocks.core.recordings import RecordingQueryError, RecordingRoutes, json_body
 

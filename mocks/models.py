@@ -1,6 +1,6 @@
 """Persisted definitions of the mocks app: workspaces and mocks (ARCHITECTURE seam 6).
 
-Rows are written only by :mod:`mocks.services`, inside a transaction, and the same service
+Rows are written only by :mod:`mocks.control.services`, inside a transaction, and the same service
 pushes the result to the engine. Indexed columns carry what lists filter on; the protocol
 configuration (the value of the mock's ``http``/``grpc``/... key) is kept as JSON in
 :attr:`Mock.config`, exactly as validated by :mod:`mocks.config`.
@@ -73,7 +73,7 @@ class Folder(models.Model):
 
     Mocks reference a folder by their ``parent_id``; a folder may sit in another folder of
     the same workspace (``parent_id``, empty at the root). Written only by
-    :mod:`mocks.folders`. ``id`` is ``fld_<16 hex>``.
+    :mod:`mocks.control.folders`. ``id`` is ``fld_<16 hex>``.
     """
 
     id = models.CharField(primary_key=True, max_length=64)
@@ -95,7 +95,7 @@ class Folder(models.Model):
 class Preference(models.Model):
     """A JSON document of dashboard preferences, stored under ``key`` (one row,
     ``dashboard``; behavior notes §1 "Other routes"). Written only by
-    :mod:`mocks.preferences`."""
+    :mod:`mocks.control.preferences`."""
 
     key = models.CharField(primary_key=True, max_length=64)
     value = models.JSONField(default=dict)

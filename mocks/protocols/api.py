@@ -26,7 +26,7 @@ from typing import Any, Awaitable, Callable
 from django.http import HttpRequest
 from ninja import Router
 
-from mocks import services
+from mocks.control import services
 from mocks.api import engine_control
 
 _PLACEHOLDER = re.compile(r"{(\w+)}")

@@ -12,7 +12,7 @@ def engine() -> Iterator[object]:
     duration of a test, with the default workspace stored (a test module may define its own
     ``engine`` fixture instead)."""
     from mockd_project.runtime import runtime
-    from mocks import services
+    from mocks.control import services
     from mocks.engine.control import EngineControl
     from mocks.engine.core import Engine
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.test import Client
 
-from mocks import services
+from mocks.control import services
 from mocks.engine.core import Engine
 from mocks.models import Mock
 from tests.helpers import http_mock, make_request

@@ -12,7 +12,7 @@ from mocks.config import Mock
 from mocks.engine.control import EngineControl
 from mocks.engine.core import Engine
 from mocks.loader import validate_config
-from mocks.mock_templates import TEMPLATES, list_templates
+from mocks.control.mock_templates import TEMPLATES, list_templates
 from mocks.portability.formats import format_catalogue
 from mocks.protocols import MOCK_TYPES, PROTOCOLS
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from mocks import folders, preferences, services
+from mocks.control import folders, preferences, services
 from mocks.models import Folder, Mock
 from tests.helpers import http_mock
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import DatabaseError, transaction
 
-from mocks import services
+from mocks.control import services
 from mocks.engine.core import Engine
 from mocks.models import Mock, Workspace
 from tests.helpers import http_mock, make_request

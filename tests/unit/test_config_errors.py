@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from mockd_project.runtime import runtime
-from mocks import services
+from mocks.control import services
 from mocks.core.errors import MAX_LISTED_ERRORS, ConfigError, ConfigIssue
 from mocks.engine.control import EngineControl
 from mocks.engine.core import Engine

@@ -1,10 +1,10 @@
 """``serverConfig`` and ``server`` blocks (mocks/server_config.py) as the config loader sees
-them, and the published JSON Schema (mocks/config_schema.py). Behavior notes §4, §14."""
+them, and the published JSON Schema (mocks/control/config_schema.py). Behavior notes §4, §14."""
 from __future__ import annotations
 
 import pytest
 
-from mocks.config_schema import config_json_schema
+from mocks.control.config_schema import config_json_schema
 from mocks.core.errors import ConfigError
 from mocks.engine.cors import compile_cors
 from mocks.loader import validate_config

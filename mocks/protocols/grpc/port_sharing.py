@@ -28,9 +28,9 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from mocks import services
+from mocks.control import services
 from mocks.core.errors import ConfigError
-from mocks.port_sharing import port_owner, save_merged
+from mocks.control.port_sharing import port_owner, save_merged
 from mocks.protocols.grpc.protos import content_file_name, load_protos
 
 
@@ -109,7 +109,7 @@ def merged_config(target: dict[str, Any], incoming: dict[str, Any],
 
 def merge_into_port_owner(body: Any, workspace_id: str | None) -> dict[str, Any] | None:
     """Merge a posted gRPC mock into the mock that owns its port (see the module docstring);
-    None when the mock is to be created as usual. Raises :class:`~mocks.services.AdminError`
+    None when the mock is to be created as usual. Raises :class:`~mocks.control.services.AdminError`
     (400 for an invalid body, 409 ``port_conflict``/``service_conflict``)."""
     found = port_owner(body, "grpc", workspace_id)
     if found is None:

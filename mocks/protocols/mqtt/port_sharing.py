@@ -22,8 +22,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from mocks import services
-from mocks.port_sharing import port_owner, save_merged
+from mocks.control import services
+from mocks.control.port_sharing import port_owner, save_merged
 
 
 def _topics(config: dict[str, Any]) -> list[str]:
@@ -33,7 +33,7 @@ def _topics(config: dict[str, Any]) -> list[str]:
 
 def merge_into_port_owner(body: Any, workspace_id: str | None) -> dict[str, Any] | None:
     """Merge a posted MQTT mock into the mock that owns its port (see the module docstring);
-    None when the mock is to be created as usual. Raises :class:`~mocks.services.AdminError`
+    None when the mock is to be created as usual. Raises :class:`~mocks.control.services.AdminError`
     (400 for an invalid body, 409 ``port_conflict``/``service_conflict``)."""
     found = port_owner(body, "mqtt", workspace_id)
     if found is None:

@@ -47,7 +47,7 @@ from typing import Any, Awaitable
 
 from django.http import HttpRequest
 
-from mocks import services
+from mocks.control import services
 from mocks.api import engine_control, json_body
 from mocks.protocols.api import Route, connection_router
 from mocks.protocols.websocket.control import WebSocketAdminError

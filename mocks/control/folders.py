@@ -7,7 +7,7 @@ folder moves its mocks and its sub-folders to the root (their ``parentId`` is cl
 the same transaction.
 
 Who may call it: the admin API (:mod:`mocks.api_extras`). Every write runs in one
-transaction; the delete goes through :func:`mocks.services.commit_change`, so the engine's
+transaction; the delete goes through :func:`mocks.control.services.commit_change`, so the engine's
 copy of the moved mocks is updated before the commit like any other mock change. Folders
 themselves are not served, so creating, renaming or moving one does not touch the engine.
 """
@@ -21,11 +21,11 @@ from django.db import transaction
 from django.utils import timezone as django_timezone
 from pydantic import Field, ValidationError, field_validator
 
-from mocks import services
+from mocks.control import services
 from mocks.core.errors import ConfigIssue, validation_issues
 from mocks.core.schema import Strict
 from mocks.models import DEFAULT_WORKSPACE_ID, Folder, Mock, Workspace
-from mocks.services import AdminError, ConfigValidationError, timestamp_text
+from mocks.control.services import AdminError, ConfigValidationError, timestamp_text
 
 #: Client-chosen folder ids: letters, digits and ``. _ : @ + -``, 1-64 characters.
 _FOLDER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,63}$")

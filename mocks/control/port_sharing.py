@@ -15,7 +15,7 @@ from typing import Any
 
 from django.utils import timezone as django_timezone
 
-from mocks import services
+from mocks.control import services
 from mocks.models import DEFAULT_WORKSPACE_ID, Mock
 
 #: Mock types that own a port of their own.
@@ -36,7 +36,7 @@ def port_owner(body: Any, mock_type: str,
     mock for a port that a mock of the same workspace already uses; None when it is to be
     created as usual (another type, no port, or a free port).
 
-    Raises :class:`~mocks.services.AdminError`: 400 for an invalid body, 409
+    Raises :class:`~mocks.control.services.AdminError`: 400 for an invalid body, 409
     ``port_conflict`` when another protocol or another workspace uses the port.
     """
     if not isinstance(body, dict) or not isinstance(body.get(mock_type), dict):
@@ -74,7 +74,7 @@ def save_merged(target: Mock, merged: dict[str, Any], port: int, added: list[str
     """Validate and store ``merged`` as ``target``'s protocol block; the 200 answer ``{id,
     action: "merged", message, targetMockId, addedServices, totalServices, mock}``
     (``what`` names the added items: ``service(s)``, ``topic(s)``). Raises
-    :class:`~mocks.services.AdminError` (400) when the merged block does not validate."""
+    :class:`~mocks.control.services.AdminError` (400) when the merged block does not validate."""
     document = services.mock_document(target)
     document[target.type] = merged
     checked = services.parse_mock(document, mock_id=target.id)
