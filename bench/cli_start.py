@@ -4,7 +4,8 @@ and the ``mockd`` group).
 
 Each command runs N times as a new process, round-robin (one run of every command per
 round, so a load change on the machine hits all commands alike), and the median wall time
-from launch to exit is reported in milliseconds. The commands talk to a fake admin API
+from launch to exit is reported in milliseconds, with the median CPU time (user + system)
+of the process, which a busy machine inflates less than wall time. The commands talk to a fake admin API
 served by this script on a loopback port (JSON answers of the shapes the CLI reads), so
 the figure is the CLI's own cost, not the server's. Every run has an isolated ``HOME`` and
 data directory under a temporary folder (``admin key`` reads the key file written there).
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -99,18 +101,22 @@ def commands(admin_url: str, config: Path) -> dict[str, list[str]]:
 
 
 def one_run(argv: list[str], env: dict[str, str], tree: Path,
-            importtime: bool = False) -> tuple[float, str]:
-    """``(milliseconds from launch to exit, stderr)``; raises RuntimeError when the command
-    exits with a status other than 0."""
+            importtime: bool = False) -> tuple[float, float, str]:
+    """``(wall ms from launch to exit, CPU ms (user + system) of the process, stderr)``;
+    raises RuntimeError when the command exits with a status other than 0."""
     prefix = [sys.executable, "-X", "importtime", MOCKD] if importtime else [MOCKD]
     started = time.perf_counter()
-    done = subprocess.run([*prefix, *argv], capture_output=True, text=True, env=env, cwd=tree,
-                          stdin=subprocess.DEVNULL, timeout=60)
+    process = subprocess.Popen([*prefix, *argv], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env,
+                               cwd=tree, text=True)
+    stderr = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
     elapsed = (time.perf_counter() - started) * 1000
-    if done.returncode != 0:
-        raise RuntimeError(f"mockd {' '.join(argv)} exited {done.returncode}: "
-                           f"{done.stderr.strip()[-2000:]}")
-    return elapsed, done.stderr
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f"mockd {' '.join(argv)} exited {process.returncode}: "
+                           f"{stderr.strip()[-2000:]}")
+    return elapsed, (usage.ru_utime + usage.ru_stime) * 1000, stderr
 
 
 def slowest_imports(stderr: str, count: int = 10) -> list[tuple[int, str]]:
@@ -147,16 +153,18 @@ def main() -> int:
         env["HOME"] = folder  # no PID file of a real server is found
         table = commands(admin_url, config)
         times: dict[str, list[float]] = {label: [] for label in table}
+        cpu: dict[str, list[float]] = {label: [] for label in table}
         rounds = arguments.runs + (0 if arguments.no_bytecode else 1)
         try:
             for index in range(rounds):
                 for label, argv in table.items():
-                    elapsed, _ = one_run(argv, env, tree)
+                    elapsed, used, _ = one_run(argv, env, tree)
                     if index or arguments.no_bytecode:
                         times[label].append(elapsed)
+                        cpu[label].append(used)
             if arguments.importtime:
                 for label, argv in table.items():
-                    _, stderr = one_run(argv, env, tree, importtime=True)
+                    _, _, stderr = one_run(argv, env, tree, importtime=True)
                     print(f"slowest imports of mockd {label} (cumulative ms):")
                     for micros, name in slowest_imports(stderr):
                         print(f"  {micros / 1000:8.1f}  {name}")
@@ -166,11 +174,12 @@ def main() -> int:
         finally:
             server.shutdown()
     floor = statistics.median(times["--version"])
-    print(f"{'command':<20} {'median ms':>10} {'min':>7} {'max':>7} {'- version':>10}")
+    print(f"{'command':<24} {'median ms':>10} {'min':>7} {'max':>7} {'- version':>10} "
+          f"{'CPU ms':>7}")
     for label, values in times.items():
         median = statistics.median(values)
-        print(f"{'mockd ' + label:<20} {median:10.0f} {min(values):7.0f} {max(values):7.0f} "
-              f"{median - floor:10.0f}")
+        print(f"{'mockd ' + label:<24} {median:10.0f} {min(values):7.0f} {max(values):7.0f} "
+              f"{median - floor:10.0f} {statistics.median(cpu[label]):7.0f}")
     print(f"({len(times['--version'])} runs each, round-robin; tree {tree})")
     return 0
 

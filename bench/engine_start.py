@@ -10,10 +10,13 @@ Byte code: an installed mockd has its ``.pyc`` files, so by default the runs wri
 byte code under a temporary ``PYTHONPYCACHEPREFIX`` (one uncounted warm-up run first), even
 when ``PYTHONDONTWRITEBYTECODE`` is set; ``--no-bytecode`` measures compiling from source.
 ``--tree DIR`` runs another checkout of the project (``PYTHONPATH=DIR``, e.g. a ``git
-worktree`` of an older commit) with this virtualenv, for before/after figures.
+worktree`` of an older commit) with this virtualenv; ``--alternate DIR`` runs a second
+checkout run for run with the first, for before/after figures taken under the same load.
+Each run also reports the CPU time (user + system) the engine used until its URL line,
+which a busy machine inflates less than wall time.
 
 Usage: python bench/engine_start.py [--runs 5] [--timeout 20] [--config FILE] [--tree DIR]
-                                    [--no-bytecode]
+                                    [--alternate DIR] [--no-bytecode]
 Exit status 1 when a run does not print its URL within the timeout.
 """
 from __future__ import annotations
@@ -34,8 +37,20 @@ from benchenv import ROOT, child_env
 MOCKD = str(Path(sys.executable).parent / "mockd")
 
 
-def one_run(config: Path, timeout: float, env: dict[str, str], tree: Path) -> float:
-    """Seconds from launch to the URL line; raises RuntimeError after ``timeout`` seconds."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds the process ``pid`` has used so far (``/proc/<pid>/stat``;
+    0.0 where there is no ``/proc``)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def one_run(config: Path, timeout: float, env: dict[str, str],
+            tree: Path) -> tuple[float, float]:
+    """``(seconds from launch to the URL line, CPU seconds the engine used until then)``;
+    raises RuntimeError after ``timeout`` seconds."""
     started = time.perf_counter()
     process = subprocess.Popen([MOCKD, "engine", "-c", str(config), "--port", "0",
                                 "--engine-port", "0", "--print-url"],
@@ -56,9 +71,10 @@ def one_run(config: Path, timeout: float, env: dict[str, str], tree: Path) -> fl
                 raise RuntimeError(f"engine exited ({process.wait(timeout=5)}) before its URL")
             buffer += chunk
         elapsed = time.perf_counter() - started
+        used = cpu_seconds(process.pid)
         if not buffer.startswith(b"http"):
             raise RuntimeError(f"unexpected first line: {buffer!r}")
-        return elapsed
+        return elapsed, used
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -75,27 +91,39 @@ def main() -> int:
     parser.add_argument("--config", type=Path, default=ROOT / "examples" / "quickstart.yaml")
     parser.add_argument("--tree", type=Path, default=ROOT,
                         help="project checkout to run (default: this one)")
+    parser.add_argument("--alternate", type=Path, default=None, metavar="DIR",
+                        help="another checkout run alternately with --tree, run for run")
     parser.add_argument("--no-bytecode", action="store_true",
                         help="compile every module from source on each run")
     arguments = parser.parse_args()
-    times = []
+    trees = [arguments.tree.resolve()]
+    if arguments.alternate is not None:
+        trees.append(arguments.alternate.resolve())
+    times: dict[Path, list[tuple[float, float]]] = {tree: [] for tree in trees}
+    config = arguments.config.resolve()
     with tempfile.TemporaryDirectory(prefix="mockd-bench-") as folder:
-        tree = arguments.tree.resolve()
-        env = child_env(Path(folder), tree, arguments.no_bytecode)
-        config = arguments.config.resolve()
+        envs = {}
+        for number, tree in enumerate(trees):
+            (Path(folder) / str(number)).mkdir()
+            envs[tree] = child_env(Path(folder) / str(number), tree, arguments.no_bytecode)
         for index in range(arguments.runs + (0 if arguments.no_bytecode else 1)):
-            try:
-                seconds = one_run(config, arguments.timeout, env, tree)
-            except RuntimeError as error:
-                print(f"run {index + 1}: {error}", file=sys.stderr)
-                return 1
-            if index == 0 and not arguments.no_bytecode:
-                print(f"warm-up (writes byte code): {seconds:.3f} s")
-                continue
-            times.append(seconds)
-            print(f"run {len(times)}: {seconds:.3f} s")
-    print(f"median of {len(times)}: {statistics.median(times):.3f} s "
-          f"(min {min(times):.3f}, max {max(times):.3f})")
+            for tree in trees:  # alternating: a load change on the machine hits both
+                try:
+                    seconds, cpu = one_run(config, arguments.timeout, envs[tree], tree)
+                except RuntimeError as error:
+                    print(f"{tree}: run {index + 1}: {error}", file=sys.stderr)
+                    return 1
+                if index == 0 and not arguments.no_bytecode:
+                    print(f"{tree}: warm-up (writes byte code): {seconds:.3f} s")
+                    continue
+                times[tree].append((seconds, cpu))
+                print(f"{tree}: run {len(times[tree])}: {seconds:.3f} s (CPU {cpu:.2f} s)")
+    for tree in trees:
+        walls = [wall for wall, _ in times[tree]]
+        cpus = [cpu for _, cpu in times[tree]]
+        print(f"{tree}: median of {len(walls)}: {statistics.median(walls):.3f} s "
+              f"(min {min(walls):.3f}, max {max(walls):.3f}); "
+              f"CPU median {statistics.median(cpus):.2f} s")
     return 0
 
 

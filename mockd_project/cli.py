@@ -84,7 +84,9 @@ class MockdGroup(LazyGroup):
                 self.add_lazy_command(name, target)
 
     def get_command(self, ctx: click.Context, cmd_name: str):
-        if cmd_name not in self.commands:
+        if cmd_name in CLIENT_COMMANDS:  # the registry is not read for `mockd list`
+            self.lazy_commands.setdefault(cmd_name, CLIENT_COMMANDS[cmd_name])
+        elif cmd_name not in self.commands:
             self._know_client_commands()
         return super().get_command(ctx, cmd_name)
 
