@@ -40,7 +40,7 @@ from ninja import Router
 from chaos.control import ChaosError, profile_document
 from chaos.profiles import profile_documents
 from mocks.api import engine_control, json_body
-from mocks.control.services import AdminError
+from mocks.control.errors import AdminError
 
 router = Router(tags=["chaos"])
 

@@ -30,7 +30,7 @@ from mocks.api_extras import router as extras_router
 from mocks.config import ConfigFile, Mock as MockConfig
 from mocks.loader import format_location
 from mocks.protocols import admin_routers
-from mocks.control.services import AdminError
+from mocks.control.errors import AdminError
 from tables.api import router as tables_router
 
 logger = logging.getLogger("mockd.admin")

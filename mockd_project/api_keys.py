@@ -15,7 +15,7 @@ from ninja import Router
 from mockd_project import auth
 from mockd_project.paths import write_private_file
 from mockd_project.runtime import runtime
-from mocks.control.services import AdminError
+from mocks.control.errors import AdminError
 
 router = Router(tags=["api key"])
 

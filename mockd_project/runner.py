@@ -554,14 +554,14 @@ def start_control_plane(options: RunOptions, config: Any) -> tuple[int, int]:
     from django.core.management import call_command
 
     from mockd_project import auth
-    from mocks.control import services
+    from mocks.control import configuration, errors
 
     call_command("migrate", verbosity=0, interactive=False)
-    dropped = (len(services.stored_mocks_beside(config))
+    dropped = (len(configuration.stored_mocks_beside(config))
                if config is not None and not options.merge else 0)
     try:
-        loaded = services.start_from(config, merge=options.merge)
-    except services.AdminError as error:
+        loaded = configuration.start_from(config, merge=options.merge)
+    except errors.AdminError as error:
         raise StartupFailure(EXIT_CONFIG_ERROR, f"config error: {error.message}") from None
     runtime.data_dir = str(settings.DATA_DIR)
     runtime.persist = not options.no_persist

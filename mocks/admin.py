@@ -1,8 +1,9 @@
 """Django admin for mocks and workspaces (``/admin/`` on the admin port).
 
-Every save and delete goes through :mod:`mocks.control.services`, the same layer the admin API uses,
-so an edit is validated against the config schema, written in one transaction and pushed to
-the engine at once (the next data-plane request sees it). Form errors name the field.
+Every save and delete goes through the control plane (:mod:`mocks.control`), the same layer
+the admin API uses, so an edit is validated against the config schema, written in one
+transaction and pushed to the engine at once (the next data-plane request sees it). Form
+errors name the field.
 
 Source: issue 3 "Django admin"; ARCHITECTURE seam 6; STYLE §8.
 """
@@ -14,7 +15,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
-from mocks.control import services
+from mocks.control import documents, errors, mock_changes, workspaces
 from mocks.config import MOCK_TYPES
 from mocks.models import DEFAULT_WORKSPACE_ID, Mock, Workspace
 
@@ -64,11 +65,11 @@ class MockForm(forms.ModelForm):
             self.add_error("config", "must be a JSON object")
             return cleaned
         try:
-            services.parse_mock(self.document())
-        except services.AdminError as error:
+            documents.parse_mock(self.document())
+        except errors.AdminError as error:
             raise forms.ValidationError(error.message) from None
         adding = self.instance._state.adding
-        if adding and cleaned.get("id") and services.mock_exists(cleaned["id"]):
+        if adding and cleaned.get("id") and mock_changes.mock_exists(cleaned["id"]):
             self.add_error("id", "a mock with this id already exists")
         return cleaned
 
@@ -78,7 +79,8 @@ class MockForm(forms.ModelForm):
 
 @admin.register(Mock)
 class MockAdmin(admin.ModelAdmin):
-    """Mocks: list, filter, edit; saves and deletes go through :mod:`mocks.control.services`."""
+    """Mocks: list, filter, edit; saves and deletes go through
+    :mod:`mocks.control.mock_changes`."""
 
     form = MockForm
     list_display = ("id", "type", "name", "method", "path", "enabled", "workspace",
@@ -92,31 +94,31 @@ class MockAdmin(admin.ModelAdmin):
         """Create or replace through the service layer (validated, pushed to the engine)."""
         try:
             if change:
-                saved = services.replace_mock(obj.pk, form.document())
+                saved = mock_changes.replace_mock(obj.pk, form.document())
             else:
-                saved = services.create_mock(form.document())
-        except services.AdminError as error:
+                saved = mock_changes.create_mock(form.document())
+        except errors.AdminError as error:
             self.message_user(request, error.message, messages.ERROR)
             raise
         obj.pk = saved["id"]
 
     def delete_model(self, request: HttpRequest, obj: Mock) -> None:
         """Delete through the service layer."""
-        services.delete_mock(obj.pk)
+        mock_changes.delete_mock(obj.pk)
 
     def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
         """Delete the selected mocks in one change."""
-        services.delete_mocks_by_id(list(queryset.values_list("id", flat=True)))
+        mock_changes.delete_mocks_by_id(list(queryset.values_list("id", flat=True)))
 
     @admin.action(description="Enable selected mocks")
     def enable_mocks(self, request: HttpRequest, queryset: Any) -> None:
         """Enable the selected mocks (one change)."""
-        services.set_enabled(list(queryset.values_list("id", flat=True)), True)
+        mock_changes.set_enabled(list(queryset.values_list("id", flat=True)), True)
 
     @admin.action(description="Disable selected mocks")
     def disable_mocks(self, request: HttpRequest, queryset: Any) -> None:
         """Disable the selected mocks (one change)."""
-        services.set_enabled(list(queryset.values_list("id", flat=True)), False)
+        mock_changes.set_enabled(list(queryset.values_list("id", flat=True)), False)
 
 
 class WorkspaceForm(forms.ModelForm):
@@ -161,17 +163,17 @@ class WorkspaceAdmin(admin.ModelAdmin):
         if form.cleaned_data.get("base_path") or change:
             body["basePath"] = form.cleaned_data.get("base_path") or ""
         if change:
-            saved = services.update_workspace(obj.pk, body)
+            saved = workspaces.update_workspace(obj.pk, body)
         else:
-            saved = services.create_workspace(body)
+            saved = workspaces.create_workspace(body)
         obj.pk = saved["id"]
 
     def delete_model(self, request: HttpRequest, obj: Workspace) -> None:
         """Delete through the service layer."""
-        services.delete_workspace(obj.pk)
+        workspaces.delete_workspace(obj.pk)
 
     def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
         """Delete each selected workspace through the service layer."""
         for workspace_id in queryset.values_list("id", flat=True):
             if workspace_id != DEFAULT_WORKSPACE_ID:
-                services.delete_workspace(workspace_id)
+                workspaces.delete_workspace(workspace_id)

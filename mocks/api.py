@@ -10,9 +10,9 @@ Routers (composed in :mod:`mockd_project.api`):
 * ``workspaces_router``: ``/workspaces`` CRUD.
 
 Mock CRUD, config and workspace operations are synchronous (they use the ORM through
-:mod:`mocks.control.services`); request-log and verification operations are async and call
+:mod:`mocks.control`); request-log and verification operations are async and call
 ``EngineControl`` directly on the engine loop. Errors are raised as
-:class:`~mocks.control.services.AdminError` and rendered by the one exception handler.
+:class:`~mocks.control.errors.AdminError` and rendered by the one exception handler.
 
 Source: SPEC "Admin API"; behavior notes §1 (routes, shapes, filters), §12 (workspaces).
 """
@@ -29,7 +29,7 @@ from ninja import Query, Router
 
 from mockd_project import __version__
 from mockd_project.runtime import runtime
-from mocks.control import services
+from mocks.control import configuration, errors, mock_changes, workspaces
 from mocks.config import ConfigFile, Mock as MockConfig
 from mocks.control.config_schema import config_json_schema
 from mocks.core.yamldoc import DocumentTooLarge, safe_load_bounded
@@ -42,7 +42,8 @@ from mocks.protocols.grpc.port_sharing import merge_into_port_owner
 from mocks.protocols.mqtt.port_sharing import merge_into_port_owner as merge_mqtt_into_port_owner
 from mocks.protocols.grpc.control import grpc_ports
 from mocks.protocols.mqtt.control import mqtt_ports
-from mocks.control.services import AdminError, MockFilter, validation_error
+from mocks.control.errors import AdminError, validation_error
+from mocks.control.mock_changes import MockFilter
 
 health_router = Router(tags=["health"])
 mocks_router = Router(tags=["mocks"])
@@ -180,7 +181,7 @@ def list_mocks(request: HttpRequest, type: str | None = None, enabled: bool | No
     ``workspaceId``, ``parentId``/``folderId``, ``limit`` (0 to ``MAX_LIMIT``; absent: all),
     ``offset`` (0 to ``MAX_QUERY_INTEGER``); out of bounds or not a number -> 400
     ``validation_error`` naming the parameter (SPEC "Limits")."""
-    mocks, total = services.list_mocks(MockFilter(
+    mocks, total = mock_changes.list_mocks(MockFilter(
         type=type, enabled=enabled, search=search, workspace_id=workspace_id,
         parent_id=parent_id if parent_id is not None else folder_id, limit=limit,
         offset=offset))
@@ -200,7 +201,7 @@ def create_mock(request: HttpRequest,
         merged = merge_mqtt_into_port_owner(body, workspace_id)
     if merged is not None:
         return _json(merged, 200)
-    document = services.create_mock(body, workspace_id)
+    document = mock_changes.create_mock(body, workspace_id)
     payload = {**document, "id": document["id"], "action": "created",
                "message": f"Created {document['type']} mock", "mock": document}
     return _json(payload, 201)
@@ -210,7 +211,7 @@ def create_mock(request: HttpRequest,
 def delete_mocks(request: HttpRequest, type: str | None = None,
                  workspace_id: str | None = Query(None, alias="workspaceId")) -> HttpResponse:
     """204 after deleting every mock (``?type=`` and ``?workspaceId=`` narrow it)."""
-    services.delete_mocks(type, workspace_id)
+    mock_changes.delete_mocks(type, workspace_id)
     return _no_content()
 
 
@@ -221,15 +222,15 @@ def bulk_create(request: HttpRequest, replace: bool = False,
                 workspace_id: str | None = Query(None, alias="workspaceId")) -> Any:
     """201 ``{created, mocks}``; ``?replace=true`` swaps the workspace's mocks; a duplicate id
     -> 400 ``duplicate_id``."""
-    result = services.bulk_create(json_body(request), replace=replace,
-                                  workspace_id=workspace_id)
+    result = mock_changes.bulk_create(json_body(request), replace=replace,
+                                      workspace_id=workspace_id)
     return _json(result, 201)
 
 
 @mocks_router.get("/mocks/{mock_id}", summary="Get a mock")
 def get_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     """The mock; 404 ``not_found`` "mock not found"."""
-    return services.get_mock(mock_id)
+    return mock_changes.get_mock(mock_id)
 
 
 def _updated(document: dict[str, Any]) -> dict[str, Any]:
@@ -241,20 +242,20 @@ def _updated(document: dict[str, Any]) -> dict[str, Any]:
                   openapi_extra=_json_request_body(_schema_of(MockConfig)))
 def replace_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     """Full replace -> ``{id, action: updated, message, mock}``; 404 when missing."""
-    return _updated(services.replace_mock(mock_id, json_body(request)))
+    return _updated(mock_changes.replace_mock(mock_id, json_body(request)))
 
 
 @mocks_router.patch("/mocks/{mock_id}", summary="Patch a mock",
                     openapi_extra=_json_request_body({"type": "object"}))
 def patch_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     """Partial update (behavior notes §1 "PATCH") -> answer as PUT."""
-    return _updated(services.patch_mock(mock_id, json_body(request)))
+    return _updated(mock_changes.patch_mock(mock_id, json_body(request)))
 
 
 @mocks_router.delete("/mocks/{mock_id}", summary="Delete a mock")
 def delete_mock(request: HttpRequest, mock_id: str) -> HttpResponse:
     """204; 404 when missing."""
-    services.delete_mock(mock_id)
+    mock_changes.delete_mock(mock_id)
     return _no_content()
 
 
@@ -262,7 +263,7 @@ def delete_mock(request: HttpRequest, mock_id: str) -> HttpResponse:
 def toggle_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     """Flip ``enabled`` -> ``{id, action: toggled, message: "Mock enabled"|"Mock disabled",
     mock}``."""
-    document = services.toggle_mock(mock_id)
+    document = mock_changes.toggle_mock(mock_id)
     return {"id": document["id"], "action": "toggled",
             "message": "Mock enabled" if document["enabled"] else "Mock disabled",
             "mock": document}
@@ -273,7 +274,7 @@ def toggle_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
 
 async def _require_mock(control: Any, mock_id: str) -> None:
     if not await control.has_mock(mock_id):
-        raise services.not_found("Mock not found")
+        raise errors.not_found("Mock not found")
 
 
 @verification_router.get("/mocks/{mock_id}/verify", summary="Call count of a mock")
@@ -341,7 +342,7 @@ def export_config(request: HttpRequest, format: str = "json", name: str | None =
                   workspace_id: str | None = Query(None, alias="workspaceId")) -> Any:
     """``{version: "1.0", kind: MockCollection, name, metadata: {name}, mocks, ...}``;
     ``?format=yaml`` answers ``application/x-yaml``."""
-    document = services.export_config(workspace_id, name)
+    document = configuration.export_config(workspace_id, name)
     if format.lower() in ("yaml", "yml"):
         return HttpResponse(yaml.safe_dump(document, sort_keys=False, allow_unicode=True),
                             content_type="application/x-yaml")
@@ -401,14 +402,14 @@ def import_config(request: HttpRequest, replace: bool | None = None,
                          "\"mocks\": [...]}} or the collection itself")
     if body_replace is not None and not isinstance(body_replace, bool):
         raise validation_error("replace: must be true or false")
-    config = services.parse_config_document(document)
+    config = configuration.parse_config_document(document)
     if dry_run:
         result: dict[str, Any] = {"dryRun": True, "mocks": len(config.mocks)}
         if config.stateful_resources:
             result["statefulResources"] = len(config.stateful_resources)
         return result
-    return services.import_config(config, replace=bool(replace or body_replace),
-                                  workspace_id=workspace_id)
+    return configuration.import_config(config, replace=bool(replace or body_replace),
+                                       workspace_id=workspace_id)
 
 
 # ---------------------------------------------------------------------------- request log
@@ -473,7 +474,7 @@ async def get_request(request: HttpRequest, entry_id: str) -> dict[str, Any]:
     """The entry; 404 ``not_found`` "Resource not found"."""
     entry = await engine_control().request(entry_id)
     if entry is None:
-        raise services.not_found("Resource not found")
+        raise errors.not_found("Resource not found")
     return entry
 
 
@@ -487,32 +488,32 @@ _WORKSPACE_BODY = {"type": "object", "required": ["name"], "properties": {
 @workspaces_router.get("/workspaces", summary="List workspaces")
 def list_workspaces(request: HttpRequest) -> dict[str, Any]:
     """``{workspaces, count}``, the default workspace first."""
-    workspaces = services.list_workspaces()
-    return {"workspaces": workspaces, "count": len(workspaces)}
+    listed = workspaces.list_workspaces()
+    return {"workspaces": listed, "count": len(listed)}
 
 
 @workspaces_router.post("/workspaces", summary="Create a workspace",
                         openapi_extra=_json_request_body(_WORKSPACE_BODY))
 def create_workspace(request: HttpRequest) -> Any:
     """201 with the workspace; duplicate name -> 409 ``already_exists`` (``details.existingId``)."""
-    return _json(services.create_workspace(json_body(request)), 201)
+    return _json(workspaces.create_workspace(json_body(request)), 201)
 
 
 @workspaces_router.get("/workspaces/{workspace_id}", summary="Get a workspace")
 def get_workspace(request: HttpRequest, workspace_id: str) -> dict[str, Any]:
     """The workspace; 404 "Workspace not found"."""
-    return services.get_workspace(workspace_id)
+    return workspaces.get_workspace(workspace_id)
 
 
 @workspaces_router.put("/workspaces/{workspace_id}", summary="Update a workspace",
                        openapi_extra=_json_request_body({**_WORKSPACE_BODY, "required": []}))
 def update_workspace(request: HttpRequest, workspace_id: str) -> dict[str, Any]:
     """The updated workspace; the default workspace -> 400."""
-    return services.update_workspace(workspace_id, json_body(request))
+    return workspaces.update_workspace(workspace_id, json_body(request))
 
 
 @workspaces_router.delete("/workspaces/{workspace_id}", summary="Delete a workspace")
 def delete_workspace(request: HttpRequest, workspace_id: str) -> HttpResponse:
     """204; the default workspace -> 400; 404 when missing."""
-    services.delete_workspace(workspace_id)
+    workspaces.delete_workspace(workspace_id)
     return _no_content()

@@ -11,7 +11,7 @@ call, return). Behavior notes §1 "Other routes":
 * ``GET /handlers``: the registered protocol handlers (:data:`mocks.protocols.PROTOCOLS`).
 
 All need the admin key (the admin gateway checks it before Django). Errors are raised as
-:class:`~mocks.control.services.AdminError` and rendered ``{error, message}`` by the one exception
+:class:`~mocks.control.errors.AdminError` and rendered ``{error, message}`` by the one exception
 handler of :mod:`mockd_project.api`.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router
 
-from mocks.control import folders, mock_templates, preferences, services
+from mocks.control import errors, folders, mock_templates, preferences
 from mocks.api import json_body
 from mocks.models import Mock
 from mocks.portability.formats import format_catalogue
@@ -128,8 +128,8 @@ def templates(request: HttpRequest, type: str | None = None) -> dict[str, Any]:
     """``{templates: [{id, type, name, description, mock, config?}], count}``; ``?type=``
     keeps one mock type's (an unknown type -> 400 ``validation_error``)."""
     if type is not None and type not in MOCK_TYPES:
-        raise services.validation_error(f"type: unknown mock type {type!r}; use one of "
-                                        f"{', '.join(MOCK_TYPES)}")
+        raise errors.validation_error(f"type: unknown mock type {type!r}; use one of "
+                                      f"{', '.join(MOCK_TYPES)}")
     listed = mock_templates.list_templates(type)
     return {"templates": listed, "count": len(listed)}
 
@@ -139,7 +139,7 @@ def template(request: HttpRequest, template_id: str) -> dict[str, Any]:
     """The template; 404 "Template not found"."""
     found = mock_templates.get_template(template_id)
     if found is None:
-        raise services.not_found("Template not found")
+        raise errors.not_found("Template not found")
     return found
 
 

@@ -5,8 +5,9 @@
   v5 YAML instead), ``GET /insomnia.yaml``: v5; both as attachment downloads.
 
 All take ``?workspaceId=`` (default ``local``) and ``?name=``. The configuration comes from
-the control plane's own export service (:func:`mocks.control.services.export_config`, the one that
-answers ``GET /config``), and the documents from :mod:`mocks.portability.exporters`.
+the control plane's own export service
+(:func:`mocks.control.configuration.export_config`, the one that answers ``GET /config``), and
+the documents from :mod:`mocks.portability.exporters`.
 
 Source: SPEC "Client-collection exports", "Import and export"; behavior notes §1
 ("Configuration and exports").
@@ -21,11 +22,11 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router
 
 from mockd_project.runtime import runtime
-from mocks.control import services
+from mocks.control import configuration
 from mocks.portability.exporters import resolve_bindings
 from mocks.portability.exporters.insomnia import insomnia_v4, insomnia_v5
 from mocks.portability.exporters.openapi import openapi_document
-from mocks.control.services import validation_error
+from mocks.control.errors import validation_error
 
 router = Router(tags=["export"])
 
@@ -33,7 +34,7 @@ YAML_TYPE = "application/x-yaml"
 
 
 def _collection(workspace_id: str | None, name: str | None) -> dict[str, Any]:
-    return resolve_bindings(services.export_config(workspace_id, name))
+    return resolve_bindings(configuration.export_config(workspace_id, name))
 
 
 def _yaml(document: Any) -> str:

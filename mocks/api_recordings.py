@@ -29,7 +29,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
-from mocks.control import services
+from mocks.control import errors
 from mocks.api import engine_control
 from mocks.core.recordings import RecordingQueryError, RecordingRoutes, json_body
 
@@ -37,7 +37,7 @@ from mocks.core.recordings import RecordingQueryError, RecordingRoutes, json_bod
 def or_404(found: dict[str, Any] | None, message: str) -> dict[str, Any]:
     """``found``; raises 404 ``not_found`` with ``message`` when it is None."""
     if found is None:
-        raise services.not_found(message)
+        raise errors.not_found(message)
     return found
 
 
@@ -51,7 +51,7 @@ def add_recording_routes(router: Router, routes: RecordingRoutes, label: str) ->
         try:
             return await routes.listing(engine_control(), request.GET.dict())
         except RecordingQueryError as problem:
-            raise services.validation_error(str(problem)) from None
+            raise errors.validation_error(str(problem)) from None
 
     async def clear(request: HttpRequest) -> dict[str, Any]:
         return await routes.clear(engine_control())
@@ -95,7 +95,7 @@ async def _convert(routes: RecordingRoutes, request: HttpRequest, recording_id: 
     try:
         found = await routes.convert(engine_control(), json_body(request.body), recording_id)
     except RecordingQueryError as problem:  # also a body that is not JSON
-        raise services.validation_error(str(problem)) from None
+        raise errors.validation_error(str(problem)) from None
     except LookupError as problem:
-        raise services.AdminError(400, "no_recordings", str(problem)) from None
+        raise errors.AdminError(400, "no_recordings", str(problem)) from None
     return or_404(found, missing)

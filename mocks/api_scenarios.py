@@ -27,7 +27,7 @@ from ninja import Query, Router
 
 from mocks.api import engine_control, json_body
 from mocks.protocols.http.scenarios import ScenarioError
-from mocks.control.services import AdminError
+from mocks.control.errors import AdminError
 
 router = Router(tags=["scenarios"])
 

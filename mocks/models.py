@@ -1,6 +1,6 @@
 """Persisted definitions of the mocks app: workspaces and mocks (ARCHITECTURE seam 6).
 
-Rows are written only by :mod:`mocks.control.services`, inside a transaction, and the same service
+Rows are written only by :mod:`mocks.control`, inside a transaction, and the same service
 pushes the result to the engine. Indexed columns carry what lists filter on; the protocol
 configuration (the value of the mock's ``http``/``grpc``/... key) is kept as JSON in
 :attr:`Mock.config`, exactly as validated by :mod:`mocks.config`.

@@ -61,7 +61,7 @@ from ninja import Query, Router
 
 from mocks.api import engine_control, json_body
 from mocks.core.queryparams import MAX_LIMIT, MAX_QUERY_INTEGER, QueryParameterError, parse_int
-from mocks.control.services import AdminError, validation_error
+from mocks.control.errors import AdminError, validation_error
 
 from tables import services
 from tables.control import OPERATION_DELETED_MESSAGE, NameFilter, admin_error_of, operation_error_of

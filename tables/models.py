@@ -4,7 +4,7 @@ Only definitions live here (name, seed data, wiring); runtime items are owned by
 and reset to seed data on restart. Each row keeps its config object as JSON exactly as given
 in the config file (``tables[i]``, ``extend[i]``, ``customOperations[i]``,
 ``statefulResources[i]``); the stateful-tables issue gives these shapes their own schema.
-Rows are written only by :mod:`mocks.control.services` (config import and start with ``-c``).
+Rows are written only by :mod:`mocks.control.configuration` (config import and start with ``-c``).
 
 Source: SPEC "Table", "Extend binding", "Custom operation"; ARCHITECTURE seam 6.
 """

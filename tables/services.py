@@ -2,7 +2,7 @@
 
 Creating or removing a table through the admin API persists the definition (``tables``
 ``Table`` rows, ARCHITECTURE seam 6) in one transaction and pushes the resulting config to
-the engine through :func:`mocks.control.services.commit_change`; the engine then builds the runtime
+the engine through :func:`mocks.control.commit.commit_change`; the engine then builds the runtime
 table from its seed data (runtime items never touch the database).
 
 Who may call it: :mod:`tables.api` (synchronous operations; they run in Django's thread
@@ -25,8 +25,9 @@ from django.db.models import Max
 from mockd_project.runtime import runtime
 from mocks.core.errors import ConfigError
 from mocks.models import DEFAULT_WORKSPACE_ID, Workspace
-from mocks.control.services import (AdminError, commit_change, config_document, not_found,
-                            validation_error)
+from mocks.control.commit import commit_change
+from mocks.control.configuration import config_document
+from mocks.control.errors import AdminError, not_found, validation_error
 
 from tables.control import CREATED_MESSAGE, table_config_of
 from tables.errors import TableError
@@ -44,7 +45,7 @@ def _engine_has_table(name: str) -> bool:
 def require_workspace(workspace_id: str) -> None:
     """Raise :class:`AdminError` 404 ``not_found`` when workspace ``workspace_id`` does not
     exist (the wording of creating a mock in an unknown workspace,
-    :mod:`mocks.control.services`)."""
+    :mod:`mocks.control.documents`)."""
     if not Workspace.objects.filter(id=workspace_id).exists():
         raise not_found(f"Workspace not found: {workspace_id!r}; create it with POST "
                         f"/workspaces or omit workspaceId")

@@ -1,10 +1,14 @@
 """The control plane's services: what the admin API, the Django admin and the CLI's config
 commands call to change what mockd serves (ARCHITECTURE "Layout": ``mocks/control/``).
 
-* :mod:`~mocks.control.services`: mocks, workspaces and whole configs: validation against
-  the one config schema, the transaction, and telling the engine on commit
-  (:func:`~mocks.control.services.commit_change`); the admin error type
-  :class:`~mocks.control.services.AdminError` (``{error, message}`` with a status);
+* :mod:`~mocks.control.errors`: the admin error type :class:`~mocks.control.errors.AdminError`
+  (``{error, message}`` with a status); Django-free;
+* :mod:`~mocks.control.documents`: stored mocks as API documents, posted bodies validated
+  against the one config schema, ids, timestamps and slugs;
+* :mod:`~mocks.control.commit`: :func:`~mocks.control.commit.commit_change`, the one
+  transaction per change and telling the engine before it commits;
+* :mod:`~mocks.control.mock_changes`, :mod:`~mocks.control.workspaces` and
+  :mod:`~mocks.control.configuration`: mocks, workspaces and whole configs (export, import);
 * :mod:`~mocks.control.folders` and :mod:`~mocks.control.preferences`: the dashboard's
   folders of mocks and its preferences object;
 * :mod:`~mocks.control.port_sharing`: a gRPC or MQTT mock posted for a port its workspace

@@ -7,7 +7,7 @@ folder moves its mocks and its sub-folders to the root (their ``parentId`` is cl
 the same transaction.
 
 Who may call it: the admin API (:mod:`mocks.api_extras`). Every write runs in one
-transaction; the delete goes through :func:`mocks.control.services.commit_change`, so the engine's
+transaction; the delete goes through :func:`mocks.control.commit.commit_change`, so the engine's
 copy of the moved mocks is updated before the commit like any other mock change. Folders
 themselves are not served, so creating, renaming or moving one does not touch the engine.
 """
@@ -21,11 +21,12 @@ from django.db import transaction
 from django.utils import timezone as django_timezone
 from pydantic import Field, ValidationError, field_validator
 
-from mocks.control import services
+from mocks.control import commit, errors
 from mocks.core.errors import ConfigIssue, validation_issues
 from mocks.core.schema import Strict
 from mocks.models import DEFAULT_WORKSPACE_ID, Folder, Mock, Workspace
-from mocks.control.services import AdminError, ConfigValidationError, timestamp_text
+from mocks.control.documents import timestamp_text
+from mocks.control.errors import AdminError, ConfigValidationError
 
 #: Client-chosen folder ids: letters, digits and ``. _ : @ + -``, 1-64 characters.
 _FOLDER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,63}$")
@@ -175,7 +176,7 @@ def delete_folder(folder_id: str) -> dict[str, int]:
         row.delete()
         return {"movedMocks": mocks, "movedFolders": folders}
 
-    return services.commit_change(change, touched=moved)
+    return commit.commit_change(change, touched=moved)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -198,13 +199,13 @@ def _folder_row(folder_id: str, *, for_update: bool = False) -> Folder:
     try:
         return rows.get(id=folder_id)
     except Folder.DoesNotExist:
-        raise services.not_found("Folder not found") from None
+        raise errors.not_found("Folder not found") from None
 
 
 def _require_workspace(workspace_id: str) -> None:
     if not Workspace.objects.filter(id=workspace_id).exists():
-        raise services.not_found(f"Workspace not found: {workspace_id!r}; create it with POST "
-                                 f"/workspaces or omit workspaceId")
+        raise errors.not_found(f"Workspace not found: {workspace_id!r}; create it with POST "
+                               f"/workspaces or omit workspaceId")
 
 
 def _check_parent(parent_id: str, workspace_id: str, folder_id: str | None) -> None:

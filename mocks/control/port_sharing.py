@@ -15,7 +15,7 @@ from typing import Any
 
 from django.utils import timezone as django_timezone
 
-from mocks.control import services
+from mocks.control import commit, documents, errors, mock_changes
 from mocks.models import DEFAULT_WORKSPACE_ID, Mock
 
 #: Mock types that own a port of their own.
@@ -36,7 +36,7 @@ def port_owner(body: Any, mock_type: str,
     mock for a port that a mock of the same workspace already uses; None when it is to be
     created as usual (another type, no port, or a free port).
 
-    Raises :class:`~mocks.control.services.AdminError`: 400 for an invalid body, 409
+    Raises :class:`~mocks.control.errors.AdminError`: 400 for an invalid body, 409
     ``port_conflict`` when another protocol or another workspace uses the port.
     """
     if not isinstance(body, dict) or not isinstance(body.get(mock_type), dict):
@@ -51,21 +51,21 @@ def port_owner(body: Any, mock_type: str,
               if port_of(row.config) == port and row.id != body.get("id")]
     if not owners:
         return None
-    mock = services.parse_mock(body)
+    mock = documents.parse_mock(body)
     workspace = mock.workspace_id or workspace_id or DEFAULT_WORKSPACE_ID
     label, shared = LABELS[mock_type]
     other_protocol = next((row for row in owners if row.type != mock_type), None)
     if other_protocol is not None:
-        raise services.AdminError(409, "port_conflict",
-                                  f"port {port} is used by {other_protocol.type} mock "
-                                  f"{other_protocol.id!r}; give the {label} mock another port")
+        raise errors.AdminError(409, "port_conflict",
+                                f"port {port} is used by {other_protocol.type} mock "
+                                f"{other_protocol.id!r}; give the {label} mock another port")
     same = [row for row in owners if row.workspace_id == workspace]
     if not same:
         row = owners[0]
-        raise services.AdminError(409, "port_conflict",
-                                  f"port {port} is used by {label} mock {row.id!r} of workspace "
-                                  f"{row.workspace_id!r}; mocks of two workspaces cannot share "
-                                  f"{shared}: use another port")
+        raise errors.AdminError(409, "port_conflict",
+                                f"port {port} is used by {label} mock {row.id!r} of workspace "
+                                f"{row.workspace_id!r}; mocks of two workspaces cannot share "
+                                f"{shared}: use another port")
     return mock, same[0], port
 
 
@@ -74,23 +74,23 @@ def save_merged(target: Mock, merged: dict[str, Any], port: int, added: list[str
     """Validate and store ``merged`` as ``target``'s protocol block; the 200 answer ``{id,
     action: "merged", message, targetMockId, addedServices, totalServices, mock}``
     (``what`` names the added items: ``service(s)``, ``topic(s)``). Raises
-    :class:`~mocks.control.services.AdminError` (400) when the merged block does not validate."""
-    document = services.mock_document(target)
+    :class:`~mocks.control.errors.AdminError` (400) when the merged block does not validate."""
+    document = documents.mock_document(target)
     document[target.type] = merged
-    checked = services.parse_mock(document, mock_id=target.id)
+    checked = documents.parse_mock(document, mock_id=target.id)
 
     def change() -> Mock:
-        row = services.get_mock_row(target.id)
+        row = mock_changes.get_mock_row(target.id)
         row.config = checked.model_dump(mode="json", by_alias=True,
                                          exclude_unset=True).get(target.type) or merged
         row.updated_at = django_timezone.now()
         row.save()
         return row
 
-    saved = services.commit_change(change, touched={target.id})
+    saved = commit.commit_change(change, touched={target.id})
     label = LABELS[target.type][0]
     return {"id": target.id, "action": "merged",
             "message": f"Merged {len(added)} {what} into {label} mock {target.id!r} on port "
                        f"{port}",
             "targetMockId": target.id, "addedServices": added, "totalServices": total,
-            "mock": services.mock_document(saved)}
+            "mock": documents.mock_document(saved)}

@@ -18,7 +18,7 @@ from django.utils import timezone as django_timezone
 
 from mocks.core.errors import ConfigIssue
 from mocks.models import Preference
-from mocks.control.services import AdminError, ConfigValidationError
+from mocks.control.errors import AdminError, ConfigValidationError
 
 #: Largest preferences object, in bytes of compact JSON (64 KiB).
 MAX_PREFERENCES_BYTES = 64 * 1024

@@ -26,7 +26,7 @@ from typing import Any, Awaitable, Callable
 from django.http import HttpRequest
 from ninja import Router
 
-from mocks.control import services
+from mocks.control import errors
 from mocks.api import engine_control
 
 _PLACEHOLDER = re.compile(r"{(\w+)}")
@@ -63,13 +63,13 @@ def _view(route: Route, name: str) -> Callable[..., Awaitable[Any]]:
         control = engine_control()
         arguments = [values[key] for key in names]
         if route.require_mock and not await control.has_mock(arguments[0]):
-            raise services.not_found("Mock not found")
+            raise errors.not_found("Mock not found")
         if isinstance(route.call, str):
             found = await getattr(control, route.call)(*arguments)
         else:
             found = await route.call(control, *arguments)
         if found is None and route.missing is not None:
-            raise services.not_found(route.missing)
+            raise errors.not_found(route.missing)
         return found
 
     # ninja reads the path parameters from the signature: give each placeholder its name.

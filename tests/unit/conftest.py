@@ -12,13 +12,13 @@ def engine() -> Iterator[object]:
     duration of a test, with the default workspace stored (a test module may define its own
     ``engine`` fixture instead)."""
     from mockd_project.runtime import runtime
-    from mocks.control import services
+    from mocks.control import workspaces
     from mocks.engine.control import EngineControl
     from mocks.engine.core import Engine
 
     engine = Engine()
     previous = runtime.control
     runtime.control = EngineControl(engine)
-    services.ensure_default_workspace()
+    workspaces.ensure_default_workspace()
     yield engine
     runtime.control = previous

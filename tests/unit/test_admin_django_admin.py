@@ -7,7 +7,7 @@ import json
 import pytest
 from django.test import Client
 
-from mocks.control import services
+from mocks.control import mock_changes, workspaces
 from mocks.engine.core import Engine
 from mocks.models import Mock
 from tests.helpers import http_mock, make_request
@@ -50,7 +50,7 @@ def test_adding_a_mock_in_the_django_admin_serves_it(engine, browser):
 
 
 def test_editing_a_mock_in_the_django_admin_reaches_the_engine(engine, browser):
-    services.create_mock(http_mock("edit-me", "GET", "/edit", body="before"))
+    mock_changes.create_mock(http_mock("edit-me", "GET", "/edit", body="before"))
     config = {"matcher": {"method": "GET", "path": "/edit"}, "response": {"body": "after"}}
     response = browser.post("/admin/mocks/mock/edit-me/change/",
                             form_data(config=json.dumps(config)))
@@ -59,7 +59,7 @@ def test_editing_a_mock_in_the_django_admin_reaches_the_engine(engine, browser):
 
 
 def test_an_invalid_edit_shows_the_field_and_changes_nothing(engine, browser):
-    services.create_mock(http_mock("stay", "GET", "/stay", body="same"))
+    mock_changes.create_mock(http_mock("stay", "GET", "/stay", body="same"))
     config = {"matcher": {"path": "no-slash"}}
     response = browser.post("/admin/mocks/mock/stay/change/", form_data(config=json.dumps(config)))
     assert response.status_code == 200
@@ -68,7 +68,7 @@ def test_an_invalid_edit_shows_the_field_and_changes_nothing(engine, browser):
 
 
 def test_deleting_a_mock_in_the_django_admin_stops_serving_it(engine, browser):
-    services.create_mock(http_mock("gone", "GET", "/gone", body="x"))
+    mock_changes.create_mock(http_mock("gone", "GET", "/gone", body="x"))
     response = browser.post("/admin/mocks/mock/gone/delete/", {"post": "yes"})
     assert response.status_code == 302
     assert served_body(engine, "/gone") is None and not Mock.objects.filter(id="gone").exists()
@@ -78,4 +78,4 @@ def test_workspace_created_in_the_django_admin_gets_a_base_path(engine, browser)
     response = browser.post("/admin/mocks/workspace/add/", {"name": "Payments",
                                                             "description": "", "base_path": ""})
     assert response.status_code == 302, response.content[:2000]
-    assert [item["basePath"] for item in services.list_workspaces()] == ["", "/payments"]
+    assert [item["basePath"] for item in workspaces.list_workspaces()] == ["", "/payments"]

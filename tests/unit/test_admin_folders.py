@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from mocks.control import folders, preferences, services
+from mocks.control import errors, folders, mock_changes, preferences, workspaces
 from mocks.models import Folder, Mock
 from tests.helpers import http_mock
 
@@ -44,7 +44,7 @@ def test_folders_nest_and_list_by_parent(engine):
     pytest.param([1], 400, "validation_error", "body: ", id="not an object"),
 ])
 def test_bad_folder_bodies(engine, body, status, code, text):
-    with pytest.raises(services.AdminError) as caught:
+    with pytest.raises(errors.AdminError) as caught:
         folders.create_folder(body)
     assert (caught.value.status, caught.value.code) == (status, code)
     assert text in caught.value.message
@@ -52,14 +52,14 @@ def test_bad_folder_bodies(engine, body, status, code, text):
 
 
 def test_unknown_keys_are_worded_as_in_config_files(engine):
-    with pytest.raises(services.AdminError) as caught:
+    with pytest.raises(errors.AdminError) as caught:
         folders.create_folder({"name": "x", "colour": "red", "size": 1})
     assert caught.value.message == "colour: unknown key; size: unknown key"
 
 
 def test_duplicate_folder_id_is_409(engine):
     folders.create_folder({"name": "a", "id": "same"})
-    with pytest.raises(services.AdminError) as caught:
+    with pytest.raises(errors.AdminError) as caught:
         folders.create_folder({"name": "b", "id": "same"})
     assert (caught.value.status, caught.value.code) == (409, "duplicate_id")
 
@@ -74,7 +74,7 @@ def test_put_replaces_and_patch_merges(engine):
     assert "parentId" not in moved
     replaced = folders.update_folder(folder["id"], {"name": "b"}, partial=False)
     assert replaced["name"] == "b" and "metaSortKey" not in replaced
-    with pytest.raises(services.AdminError) as caught:
+    with pytest.raises(errors.AdminError) as caught:
         folders.update_folder(folder["id"], {"metaSortKey": 3}, partial=False)
     assert caught.value.code == "missing_field"
 
@@ -88,46 +88,46 @@ def test_a_folder_cannot_move_into_itself_or_below_itself(engine):
     top = folders.create_folder({"name": "top"})
     child = folders.create_folder({"name": "child", "parentId": top["id"]})
     for parent in (top["id"], child["id"]):
-        with pytest.raises(services.AdminError) as caught:
+        with pytest.raises(errors.AdminError) as caught:
             folders.update_folder(top["id"], {"parentId": parent}, partial=True)
         assert "cannot be moved into itself" in caught.value.message
 
 
 def test_a_folder_keeps_its_workspace(engine):
-    workspace = services.create_workspace({"name": "Team"})
+    workspace = workspaces.create_workspace({"name": "Team"})
     folder = folders.create_folder({"name": "a"}, workspace_id=workspace["id"])
     assert folder["workspaceId"] == workspace["id"]
-    with pytest.raises(services.AdminError) as caught:
+    with pytest.raises(errors.AdminError) as caught:
         folders.update_folder(folder["id"], {"workspaceId": "local"}, partial=True)
     assert caught.value.message.startswith("workspaceId: a folder stays in its workspace")
-    with pytest.raises(services.AdminError):  # a parent from another workspace
+    with pytest.raises(errors.AdminError):  # a parent from another workspace
         folders.create_folder({"name": "b", "parentId": folder["id"]})
 
 
 def test_delete_moves_mocks_and_subfolders_to_the_root(engine):
     folder = folders.create_folder({"name": "a"})
     inner = folders.create_folder({"name": "inner", "parentId": folder["id"]})
-    services.create_mock({**http_mock("inside", "GET", "/inside"), "parentId": folder["id"]})
-    services.create_mock({**http_mock("outside", "GET", "/outside"), "parentId": inner["id"]})
-    before = services.get_mock("inside")["updatedAt"]
+    mock_changes.create_mock({**http_mock("inside", "GET", "/inside"), "parentId": folder["id"]})
+    mock_changes.create_mock({**http_mock("outside", "GET", "/outside"), "parentId": inner["id"]})
+    before = mock_changes.get_mock("inside")["updatedAt"]
     assert folders.delete_folder(folder["id"]) == {"movedMocks": 1, "movedFolders": 1}
     assert not Folder.objects.filter(id=folder["id"]).exists()
-    moved = services.get_mock("inside")
+    moved = mock_changes.get_mock("inside")
     assert "parentId" not in moved and moved["updatedAt"] >= before
-    assert services.get_mock("outside")["parentId"] == inner["id"]
+    assert mock_changes.get_mock("outside")["parentId"] == inner["id"]
     assert "parentId" not in folders.get_folder(inner["id"])
     # the engine's copy follows the database
     served = {mock.id: mock for mock in engine.snapshot.config.mocks}
     assert served["inside"].parent_id is None and served["outside"].parent_id == inner["id"]
-    with pytest.raises(services.AdminError) as caught:
+    with pytest.raises(errors.AdminError) as caught:
         folders.delete_folder(folder["id"])
     assert caught.value.status == 404 and caught.value.message == "Folder not found"
 
 
 def test_deleting_a_workspace_deletes_its_folders(engine):
-    workspace = services.create_workspace({"name": "Gone"})
+    workspace = workspaces.create_workspace({"name": "Gone"})
     folders.create_folder({"name": "a"}, workspace_id=workspace["id"])
-    services.delete_workspace(workspace["id"])
+    workspaces.delete_workspace(workspace["id"])
     assert Folder.objects.count() == 0 and Mock.objects.count() == 0
 
 
@@ -151,7 +151,7 @@ def test_preferences_start_empty_and_round_trip(db):
 ])
 def test_bad_preferences_are_refused_and_nothing_changes(db, value, status, code):
     preferences.put_preferences({"kept": True})
-    with pytest.raises(services.AdminError) as caught:
+    with pytest.raises(errors.AdminError) as caught:
         preferences.put_preferences(value)
     assert (caught.value.status, caught.value.code) == (status, code)
     assert preferences.get_preferences() == {"kept": True}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import DatabaseError, transaction
 
-from mocks.control import services
+from mocks.control import commit, configuration, documents, errors, mock_changes, workspaces
 from mocks.engine.core import Engine
 from mocks.models import Mock, Workspace
 from tests.helpers import http_mock, make_request
@@ -20,14 +20,14 @@ def served(engine: Engine, path: str, method: str = "GET") -> str | None:
 
 
 def test_create_mock_is_stored_and_served_at_once(engine):
-    document = services.create_mock(http_mock("hello", "GET", "/hello", body="hi"))
+    document = mock_changes.create_mock(http_mock("hello", "GET", "/hello", body="hi"))
     assert document["id"] == "hello" and document["workspaceId"] == "local"
     assert Mock.objects.get(id="hello").path == "/hello"
     assert served(engine, "/hello") == "hello"
 
 
 def test_create_generates_a_typed_id():
-    mock = services.parse_mock({"type": "http", "http": {"matcher": {"path": "/x"}}})
+    mock = documents.parse_mock({"type": "http", "http": {"matcher": {"path": "/x"}}})
     assert mock.id.startswith("http_") and len(mock.id) == len("http_") + 16
 
 
@@ -44,22 +44,22 @@ def test_create_generates_a_typed_id():
     pytest.param([1], "validation_error", "body", id="not an object"),
 ])
 def test_bad_mock_bodies_name_the_field(engine, body, code, text):
-    with pytest.raises(services.AdminError) as caught:
-        services.create_mock(body)
+    with pytest.raises(errors.AdminError) as caught:
+        mock_changes.create_mock(body)
     assert caught.value.code == code and caught.value.status == 400
     assert text in caught.value.message
     assert Mock.objects.count() == 0
 
 
 def test_duplicate_id_is_409(engine):
-    services.create_mock(http_mock("same", "GET", "/a"))
-    with pytest.raises(services.AdminError) as caught:
-        services.create_mock(http_mock("same", "GET", "/b"))
+    mock_changes.create_mock(http_mock("same", "GET", "/a"))
+    with pytest.raises(errors.AdminError) as caught:
+        mock_changes.create_mock(http_mock("same", "GET", "/b"))
     assert (caught.value.status, caught.value.code) == (409, "duplicate_id")
 
 
 def test_failed_commit_restores_database_and_engine(engine, monkeypatch):
-    services.create_mock(http_mock("keep", "GET", "/keep"))
+    mock_changes.create_mock(http_mock("keep", "GET", "/keep"))
     before = [mock.id for mock in engine.snapshot.mocks]
     real_atomic = transaction.atomic
 
@@ -81,7 +81,7 @@ def test_failed_commit_restores_database_and_engine(engine, monkeypatch):
 
     monkeypatch.setattr(transaction, "atomic", CommitFails)
     with pytest.raises(DatabaseError):
-        services.create_mock(http_mock("lost", "GET", "/lost"))
+        mock_changes.create_mock(http_mock("lost", "GET", "/lost"))
     monkeypatch.undo()
     assert list(Mock.objects.values_list("id", flat=True)) == ["keep"]
     assert served(engine, "/lost") is None and served(engine, "/keep") == "keep"
@@ -94,16 +94,16 @@ def test_compile_error_at_push_rolls_back(engine, monkeypatch):
     def refuse(config):
         raise ConfigError("mocks[0].http", "nope")
 
-    monkeypatch.setattr(services, "_push", refuse)
-    with pytest.raises(services.AdminError) as caught:
-        services.create_mock(http_mock("x", "GET", "/x"))
+    monkeypatch.setattr(commit, "_push", refuse)
+    with pytest.raises(errors.AdminError) as caught:
+        mock_changes.create_mock(http_mock("x", "GET", "/x"))
     assert caught.value.code == "validation_error"
     assert Mock.objects.count() == 0 and served(engine, "/x") is None
 
 
 def test_patch_merges_the_protocol_object_one_level(engine):
-    services.create_mock(http_mock("p", "GET", "/p", body="old", headers={"X-A": "1"}))
-    document = services.patch_mock("p", {"name": "renamed", "http": {
+    mock_changes.create_mock(http_mock("p", "GET", "/p", body="old", headers={"X-A": "1"}))
+    document = mock_changes.patch_mock("p", {"name": "renamed", "http": {
         "response": {"statusCode": 201, "body": "new"}}})
     assert document["name"] == "renamed"
     assert document["http"]["matcher"] == {"method": "GET", "path": "/p"}
@@ -111,75 +111,75 @@ def test_patch_merges_the_protocol_object_one_level(engine):
 
 
 def test_toggle_removes_and_restores_the_mock_from_the_engine(engine):
-    services.create_mock(http_mock("t", "GET", "/t"))
-    assert services.toggle_mock("t")["enabled"] is False
+    mock_changes.create_mock(http_mock("t", "GET", "/t"))
+    assert mock_changes.toggle_mock("t")["enabled"] is False
     assert served(engine, "/t") is None
-    services.toggle_mock("t")
+    mock_changes.toggle_mock("t")
     assert served(engine, "/t") == "t"
 
 
 def test_bulk_is_all_or_nothing(engine):
-    with pytest.raises(services.AdminError) as caught:
-        services.bulk_create([http_mock("a", "GET", "/a"), http_mock("a", "GET", "/b")])
+    with pytest.raises(errors.AdminError) as caught:
+        mock_changes.bulk_create([http_mock("a", "GET", "/a"), http_mock("a", "GET", "/b")])
     assert caught.value.code == "duplicate_id" and Mock.objects.count() == 0
-    result = services.bulk_create([http_mock("a", "GET", "/a"), http_mock("b", "GET", "/b")])
+    result = mock_changes.bulk_create([http_mock("a", "GET", "/a"), http_mock("b", "GET", "/b")])
     assert result["created"] == 2 and served(engine, "/b") == "b"
 
 
 def test_workspace_base_path_prefixes_served_paths(engine):
-    workspace = services.create_workspace({"name": "Team A.b"})
+    workspace = workspaces.create_workspace({"name": "Team A.b"})
     assert workspace["basePath"] == "/team-a-b" and workspace["id"].startswith("ws_")
-    services.create_mock({**http_mock("w", "GET", "/users"), "workspaceId": workspace["id"]})
-    services.create_mock({"id": "rx", "workspaceId": workspace["id"], "type": "http",
-                          "http": {"matcher": {"pathPattern": "^/items/\\d+$"}}})
+    mock_changes.create_mock({**http_mock("w", "GET", "/users"), "workspaceId": workspace["id"]})
+    mock_changes.create_mock({"id": "rx", "workspaceId": workspace["id"], "type": "http",
+                              "http": {"matcher": {"pathPattern": "^/items/\\d+$"}}})
     assert served(engine, "/team-a-b/users") == "w" and served(engine, "/users") is None
     assert served(engine, "/team-a-b/items/7") == "rx"
-    assert services.get_mock("w")["http"]["matcher"]["path"] == "/users"
+    assert mock_changes.get_mock("w")["http"]["matcher"]["path"] == "/users"
 
 
 def test_workspace_conflicts(engine):
-    first = services.create_workspace({"name": "alpha", "basePath": "/api"})
-    with pytest.raises(services.AdminError) as caught:
-        services.create_workspace({"name": "alpha"})
+    first = workspaces.create_workspace({"name": "alpha", "basePath": "/api"})
+    with pytest.raises(errors.AdminError) as caught:
+        workspaces.create_workspace({"name": "alpha"})
     assert caught.value.code == "already_exists"
     assert caught.value.details == {"existingId": first["id"]}
-    with pytest.raises(services.AdminError) as caught:
-        services.create_workspace({"name": "beta", "basePath": "/api/v2"})
+    with pytest.raises(errors.AdminError) as caught:
+        workspaces.create_workspace({"name": "beta", "basePath": "/api/v2"})
     assert (caught.value.status, caught.value.code) == (409, "basepath_conflict")
-    with pytest.raises(services.AdminError) as caught:
-        services.delete_workspace("local")
+    with pytest.raises(errors.AdminError) as caught:
+        workspaces.delete_workspace("local")
     assert caught.value.status == 400
 
 
 def test_import_replace_clears_only_the_target_workspace(engine):
-    team = services.create_workspace({"name": "team"})
-    services.create_mock({**http_mock("other", "GET", "/o"), "workspaceId": team["id"]})
-    services.create_mock(http_mock("old", "GET", "/old"))
-    config = services.parse_config_document({"version": "1.0", "mocks": [
+    team = workspaces.create_workspace({"name": "team"})
+    mock_changes.create_mock({**http_mock("other", "GET", "/o"), "workspaceId": team["id"]})
+    mock_changes.create_mock(http_mock("old", "GET", "/old"))
+    config = configuration.parse_config_document({"version": "1.0", "mocks": [
         http_mock("new", "GET", "/new")]})
-    result = services.import_config(config, replace=True)
+    result = configuration.import_config(config, replace=True)
     assert result == {"message": "Configuration imported successfully", "imported": 1,
                       "total": 1}
     assert set(Mock.objects.values_list("id", flat=True)) == {"other", "new"}
 
 
 def test_start_from_a_file_replaces_the_stored_mocks(engine):
-    services.create_mock(http_mock("stored", "GET", "/stored"))
-    config = services.parse_config_document({"version": "1.0", "mocks": [
+    mock_changes.create_mock(http_mock("stored", "GET", "/stored"))
+    config = configuration.parse_config_document({"version": "1.0", "mocks": [
         http_mock("from-file", "GET", "/file")]})
-    assert services.start_from(config) == 1
+    assert configuration.start_from(config) == 1
     assert list(Mock.objects.values_list("id", flat=True)) == ["from-file"]
-    assert services.start_from(None) == 1 and served(engine, "/file") == "from-file"
+    assert configuration.start_from(None) == 1 and served(engine, "/file") == "from-file"
     assert Workspace.objects.filter(id="local").exists()
 
 
 def test_same_route_in_two_workspaces_is_a_collision(engine):
-    shared = services.create_workspace({"name": "shared root", "basePath": ""})
-    services.create_mock(http_mock("first", "GET", "/same"))
-    with pytest.raises(services.AdminError) as caught:
-        services.create_mock({**http_mock("second", "GET", "/same"),
-                              "workspaceId": shared["id"]})
+    shared = workspaces.create_workspace({"name": "shared root", "basePath": ""})
+    mock_changes.create_mock(http_mock("first", "GET", "/same"))
+    with pytest.raises(errors.AdminError) as caught:
+        mock_changes.create_mock({**http_mock("second", "GET", "/same"),
+                                  "workspaceId": shared["id"]})
     assert (caught.value.status, caught.value.code) == (409, "route_collision")
-    services.create_mock({**http_mock("other-method", "POST", "/same"),
-                          "workspaceId": shared["id"]})
+    mock_changes.create_mock({**http_mock("other-method", "POST", "/same"),
+                              "workspaceId": shared["id"]})
     assert served(engine, "/same", "POST") == "other-method"

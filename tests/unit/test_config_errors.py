@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from mockd_project.runtime import runtime
-from mocks.control import services
+from mocks.control import configuration, errors, mock_changes, workspaces
 from mocks.core.errors import MAX_LISTED_ERRORS, ConfigError, ConfigIssue
 from mocks.engine.control import EngineControl
 from mocks.engine.core import Engine
@@ -83,15 +83,15 @@ def engine(db):
     engine = Engine()
     previous = runtime.control
     runtime.control = EngineControl(engine)
-    services.ensure_default_workspace()
+    workspaces.ensure_default_workspace()
     yield engine
     runtime.control = previous
 
 
 def test_admin_mock_body_lists_every_error_with_the_loader_wording(engine):
-    with pytest.raises(services.AdminError) as caught:
-        services.create_mock({"type": "http", "colour": "red",
-                              "http": {"matcher": {"path": "/a", "mthod": "GET"}}})
+    with pytest.raises(errors.AdminError) as caught:
+        mock_changes.create_mock({"type": "http", "colour": "red",
+                                  "http": {"matcher": {"path": "/a", "mthod": "GET"}}})
     error = caught.value
     assert (error.status, error.code) == (400, "validation_error")
     assert error.message == "http.matcher.mthod: unknown key; colour: unknown key"
@@ -101,22 +101,22 @@ def test_admin_mock_body_lists_every_error_with_the_loader_wording(engine):
 
 
 def test_admin_missing_field_uses_the_loader_wording(engine):
-    with pytest.raises(services.AdminError) as caught:
-        services.create_mock({"type": "http", "http": {"response": {}}})
+    with pytest.raises(errors.AdminError) as caught:
+        mock_changes.create_mock({"type": "http", "http": {"response": {}}})
     assert caught.value.message == "http.matcher: required field is missing"
 
 
 def test_admin_config_document_lists_schema_errors_as_the_file_loader_does(engine):
     with pytest.raises(ConfigError) as from_file:
         validate_config(THREE_MISTAKES)
-    with pytest.raises(services.AdminError) as from_admin:
-        services.parse_config_document(THREE_MISTAKES)
+    with pytest.raises(errors.AdminError) as from_admin:
+        configuration.parse_config_document(THREE_MISTAKES)
     assert from_admin.value.message == "; ".join(str(issue) for issue in from_file.value.errors)
 
 
 def test_admin_config_document_lists_every_compile_error(engine):
-    with pytest.raises(services.AdminError) as caught:
-        services.parse_config_document({"mocks": [
+    with pytest.raises(errors.AdminError) as caught:
+        configuration.parse_config_document({"mocks": [
             {"http": {"matcher": {"pathPattern": "("}}},
             {"http": {"matcher": {"pathPattern": "["}}}]})
     fields = [issue.path for issue in caught.value.issues]
@@ -124,10 +124,11 @@ def test_admin_config_document_lists_every_compile_error(engine):
 
 
 def test_admin_bulk_lists_the_errors_of_every_item(engine):
-    with pytest.raises(services.AdminError) as caught:
-        services.bulk_create([{"type": "http", "http": {"matcher": {"path": "/a"}}},
-                              {"type": "http", "bogus": 1, "http": {"matcher": {"path": "/b"}}},
-                              {"type": "http", "http": {"matcher": {"path": "c"}}}])
+    with pytest.raises(errors.AdminError) as caught:
+        mock_changes.bulk_create([
+            {"type": "http", "http": {"matcher": {"path": "/a"}}},
+            {"type": "http", "bogus": 1, "http": {"matcher": {"path": "/b"}}},
+            {"type": "http", "http": {"matcher": {"path": "c"}}}])
     assert caught.value.code == "validation_error"
     assert caught.value.message.startswith("[1].bogus: unknown key; [2].http.matcher.path: ")
     assert Mock.objects.count() == 0

@@ -64,7 +64,7 @@ def test_importing_the_engine_loads_no_django_at_run_time():
 
 #: Admin-side modules ``mockd engine`` must never load (ARCHITECTURE seam 2: no ORM, no
 #: models, no admin URLconf, no ninja).
-ADMIN_SIDE_MODULES = ("django.db", "ninja", "mocks.models", "mocks.control.services",
+ADMIN_SIDE_MODULES = ("django.db", "ninja", "mocks.models", "mocks.control.commit",
                       "mockd_project.urls")
 
 

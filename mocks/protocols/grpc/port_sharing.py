@@ -28,7 +28,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from mocks.control import services
+from mocks.control import documents, errors
 from mocks.core.errors import ConfigError
 from mocks.control.port_sharing import port_owner, save_merged
 from mocks.protocols.grpc.protos import content_file_name, load_protos
@@ -42,10 +42,10 @@ def _served(mock_config: Any, mock_id: str, conflict: bool = False) -> dict[str,
         protos = load_protos(mock_config, "grpc", Path("."), (), mock_id)
     except ConfigError as error:
         if conflict:
-            raise services.AdminError(409, "service_conflict",
-                                      f"the merged mock's .proto files cannot be loaded "
-                                      f"together: {error}") from None
-        raise services.validation_error(str(error)) from None
+            raise errors.AdminError(409, "service_conflict",
+                                    f"the merged mock's .proto files cannot be loaded "
+                                    f"together: {error}") from None
+        raise errors.validation_error(str(error)) from None
     served: dict[str, set[str]] = {}
     for info in protos.methods.values():
         served.setdefault(info.service, set()).add(info.name)
@@ -78,9 +78,9 @@ def merged_config(target: dict[str, Any], incoming: dict[str, Any],
         incoming_files.append(name)
     for name, text in added.items():
         if sources.get(name, text) != text:
-            raise services.AdminError(409, "service_conflict",
-                                      f"both mocks carry an inline file {name} "
-                                      f"(protoSources) with different text; rename one")
+            raise errors.AdminError(409, "service_conflict",
+                                    f"both mocks carry an inline file {name} "
+                                    f"(protoSources) with different text; rename one")
         sources[name] = text
     if sources:
         out["protoSources"] = sources
@@ -109,14 +109,14 @@ def merged_config(target: dict[str, Any], incoming: dict[str, Any],
 
 def merge_into_port_owner(body: Any, workspace_id: str | None) -> dict[str, Any] | None:
     """Merge a posted gRPC mock into the mock that owns its port (see the module docstring);
-    None when the mock is to be created as usual. Raises :class:`~mocks.control.services.AdminError`
+    None when the mock is to be created as usual. Raises :class:`~mocks.control.errors.AdminError`
     (400 for an invalid body, 409 ``port_conflict``/``service_conflict``)."""
     found = port_owner(body, "grpc", workspace_id)
     if found is None:
         return None
     mock, target, port = found
     incoming_config = body["grpc"]
-    target_mock = services.parse_mock(services.mock_document(target))
+    target_mock = documents.parse_mock(documents.mock_document(target))
     served_before = _served(target_mock.grpc, target.id)
     served_new = _served(mock.grpc, mock.id)
     conflicts = []
@@ -130,15 +130,15 @@ def merge_into_port_owner(body: Any, workspace_id: str | None) -> dict[str, Any]
         if before is not None and before != methods:
             conflicts.append(f"{service_name} (defined differently by the two .proto files)")
     if conflicts:
-        raise services.AdminError(409, "service_conflict",
-                                  f"mock {target.id!r} on port {port} already serves "
-                                  + ", ".join(conflicts)
-                                  + "; change that mock (PUT/PATCH /mocks/"
-                                  f"{target.id}) or use another port")
+        raise errors.AdminError(409, "service_conflict",
+                                f"mock {target.id!r} on port {port} already serves "
+                                + ", ".join(conflicts)
+                                + "; change that mock (PUT/PATCH /mocks/"
+                                f"{target.id}) or use another port")
     configured_before = {name: set((service.get("methods") or {}))
                          for name, service in (target.config.get("services") or {}).items()}
     merged = merged_config(target.config, incoming_config, mock.id)
-    merged_mock = services.parse_mock({**services.mock_document(target), "grpc": merged})
+    merged_mock = documents.parse_mock({**documents.mock_document(target), "grpc": merged})
     _served(merged_mock.grpc, target.id, conflict=True)
     added = sorted(name for name in served_new if name not in served_before
                    or set((mock.grpc.services.get(name).methods if name in mock.grpc.services

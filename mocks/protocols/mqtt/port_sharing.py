@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from mocks.control import services
+from mocks.control import errors
 from mocks.control.port_sharing import port_owner, save_merged
 
 
@@ -33,7 +33,7 @@ def _topics(config: dict[str, Any]) -> list[str]:
 
 def merge_into_port_owner(body: Any, workspace_id: str | None) -> dict[str, Any] | None:
     """Merge a posted MQTT mock into the mock that owns its port (see the module docstring);
-    None when the mock is to be created as usual. Raises :class:`~mocks.control.services.AdminError`
+    None when the mock is to be created as usual. Raises :class:`~mocks.control.errors.AdminError`
     (400 for an invalid body, 409 ``port_conflict``/``service_conflict``)."""
     found = port_owner(body, "mqtt", workspace_id)
     if found is None:
@@ -44,11 +44,11 @@ def merge_into_port_owner(body: Any, workspace_id: str | None) -> dict[str, Any]
     added = [topic.topic for topic in mock.mqtt.topics]
     conflicts = [name for name in added if name in before]
     if conflicts:
-        raise services.AdminError(409, "service_conflict",
-                                  f"mock {target.id!r} on port {port} already has topic(s) "
-                                  + ", ".join(conflicts)
-                                  + f"; change that mock (PUT/PATCH /mocks/{target.id}) or use "
-                                    "another port")
+        raise errors.AdminError(409, "service_conflict",
+                                f"mock {target.id!r} on port {port} already has topic(s) "
+                                + ", ".join(conflicts)
+                                + f"; change that mock (PUT/PATCH /mocks/{target.id}) or use "
+                                  "another port")
     merged = copy.deepcopy(target.config)
     merged.setdefault("topics", []).extend(copy.deepcopy(incoming.get("topics") or []))
     for key in ("auth", "tls", "websocket"):

@@ -47,7 +47,7 @@ from typing import Any, Awaitable
 
 from django.http import HttpRequest
 
-from mocks.control import services
+from mocks.control import errors
 from mocks.api import engine_control, json_body
 from mocks.protocols.api import Route, connection_router
 from mocks.protocols.websocket.control import WebSocketAdminError
@@ -74,7 +74,7 @@ async def _admin_errors(call: Awaitable[Any]) -> Any:
     try:
         return await call
     except WebSocketAdminError as error:
-        raise services.AdminError(error.status, error.code, error.message) from None
+        raise errors.AdminError(error.status, error.code, error.message) from None
 
 
 _NOT_FOUND = "Connection not found"
@@ -116,7 +116,7 @@ async def send_message(request: HttpRequest, connection_id: str) -> dict[str, An
     body = json_body(request)
     sent = await _admin_errors(engine_control().send_websocket_message(connection_id, body))
     if sent is None:
-        raise services.not_found(_NOT_FOUND)
+        raise errors.not_found(_NOT_FOUND)
     return sent
 
 
