@@ -302,8 +302,8 @@ class EngineControl(TableControl, ChaosControl):
     # ================================================================== SSE connections
     # Streaming mocks (issue 7). The state lives in ``engine.streams`` (a
     # :class:`~mocks.protocols.streaming.runtime.StreamRuntime`); admin routes in
-    # ``mocks/api_sse.py``, mirrored routes of this port in ``mocks/protocols/streaming/
-    # control.py``. Source: SPEC "Admin API" -> "SSE connections"; behavior notes §1.
+    # ``mocks/protocols/streaming/api.py``, mirrored routes of this port in
+    # ``mocks/protocols/streaming/control.py``. Source: SPEC "Admin API" -> "SSE connections"; behavior notes §1.
 
     async def sse_connections(self) -> dict[str, Any]:
         """``{connections: [connection], count, stats}`` (open SSE connections, oldest first;
@@ -366,7 +366,7 @@ class EngineControl(TableControl, ChaosControl):
     # ================================================================== WebSocket connections
     # ``websocket`` mocks. The state lives in the engine's
     # :class:`~mocks.protocols.websocket.hub.WebSocketHub` (``engine.shared_state``); admin
-    # routes in ``mocks/api_websocket.py``, mirrored routes of this port in
+    # routes in ``mocks/protocols/websocket/api.py``, mirrored routes of this port in
     # ``mocks/protocols/websocket/control.py``. Source: behavior notes §1 ("Connections").
 
     @property
