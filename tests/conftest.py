@@ -24,17 +24,23 @@ AREA_PREFIXES = {
              "responses", "response_sequence", "data_plane"),
     "grpc": ("grpc",),
     "graphql": ("graphql",),
-    "soap": ("soap",),
-    "websocket": ("websocket",),
+    "soap": ("soap", "xmldoc"),
+    "websocket": ("websocket", "docs_websocket"),
     "sse": ("sse",),
     "mqtt": ("mqtt",),
     "oidc": ("oidc",),
-    "tables": ("tables", "custom_operations", "member_bindings", "stripe"),
+    "tables": ("tables", "custom_operations", "member_bindings", "stripe", "docs_tables"),
     "chaos": ("chaos",),
     "admin": ("admin",),
     "importers": ("import", "export", "wiremock", "har"),
     "cli": ("cli",),
     "tls": ("tls",),
+    # Not protocols, but areas as often run alone.
+    "config": ("config", "server_config", "loader", "runner_file_settings", "data_dir",
+               "engine_token", "restart_merge", "runserver"),
+    "security": ("security", "requestlog_security", "host_policy", "private_files",
+                 "redaction"),
+    "docs": ("docs", "readme", "repository_docs"),
 }
 
 
@@ -53,9 +59,27 @@ def pytest_configure(config):
             test["NAME"] = ":memory:"
 
 
+#: The slowest test files (a few long tests each: fuzzing, restarts, README walk-throughs),
+#: measured with ``--durations``. They run first so that they do not run alone at the end
+#: while the other workers idle (xdist's own reordering, largest file first, put them last).
+RUN_FIRST = ("test_admin_fuzz.py", "test_restart_merge.py", "test_readme_examples.py",
+             "test_docs_tables.py", "test_admin_persistence.py", "test_har_browser.py",
+             "test_admin_secrets_cli.py", "test_data_dir_and_key.py")
+
+
+def _run_order(item) -> tuple[int, int]:
+    """Sort key: :data:`RUN_FIRST` files, then the other integration tests (real processes),
+    then the rest; a stable sort keeps each file's tests together and in order."""
+    path = Path(str(item.path))
+    if path.name in RUN_FIRST:
+        return 0, RUN_FIRST.index(path.name)
+    return (1 if "integration" in path.parts else 2), 0
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark each test with its protocol area (``AREA_PREFIXES``) from its file or folder
-    name."""
+    """Order the tests (:func:`_run_order`) and mark each with its protocol area
+    (``AREA_PREFIXES``) from its file or folder name."""
+    items.sort(key=_run_order)
     for item in items:
         path = Path(str(item.path))
         name = path.name.removeprefix("test_")
