@@ -32,6 +32,9 @@ from mocks.loader import format_location
 from mocks.protocols import admin_routers
 from mocks.control.errors import AdminError
 from tables.api import router as tables_router
+from proxy.api import router as proxy_router
+from recordings.api import router as recordings_router
+from recordings.stream_api import router as stream_recordings_router
 
 logger = logging.getLogger("mockd.admin")
 
@@ -97,6 +100,9 @@ api.add_router("", portability_router)
 # Each protocol's own admin routes (its folder's api.py), as the registry names them.
 for protocol_router in admin_routers():
     api.add_router("", protocol_router)
+api.add_router("", proxy_router)
+api.add_router("", recordings_router)
+api.add_router("", stream_recordings_router)
 api.add_router("", chaos_router)
 api.add_router("", extras_router)
 

@@ -39,6 +39,10 @@ CLIENT_COMMANDS: dict[str, str] = {
     "export": "mocks.cli_portability:export_command",
     "stateful": "tables.cli:stateful_group",
     "chaos": "chaos.cli:chaos_group",
+    "proxy": "proxy.cli:proxy_group",
+    "convert": "recordings.cli:convert_command",
+    "recordings": "recordings.cli:recordings_group",
+    "stream-recordings": "recordings.stream_cli:stream_recordings_group",
 }
 
 #: Options one module adds to another's command: ``{command name: "module:function"}``;

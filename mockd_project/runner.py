@@ -779,6 +779,11 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
             server.should_exit = True
         if runtime.control is not None:
             runtime.control.stop_streams()  # open SSE/chunked streams end now, cleanly
+        for hook in list(runtime.shutdown_hooks):
+            try:
+                await hook()
+            except Exception:  # noqa: BLE001 - one failing hook must not keep the rest open
+                logging.getLogger("mockd.runner").exception("shutdown hook %r failed", hook)
         await asyncio.gather(*tasks, return_exceptions=True)
         if runtime.control is not None:
             await runtime.control.engine.listeners.stop_all()

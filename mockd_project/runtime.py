@@ -25,6 +25,9 @@ class Runtime:
         api_key: the admin API key (None with ``--no-auth``).
         data_dir: the data directory (full mode), as a string.
         persist: False with ``--no-persist`` (definitions kept in memory only).
+        shutdown_hooks: coroutine functions (no arguments) the runner awaits, in order, when
+            the server stops, after open streams end and before the listeners close (the
+            recording proxy registers its stop here); one that raises is logged and skipped.
     """
 
     control: Any = None
@@ -36,6 +39,7 @@ class Runtime:
     api_key: str | None = None
     data_dir: str | None = None
     persist: bool = True
+    shutdown_hooks: list[Any] = field(default_factory=list)
 
 
 runtime = Runtime()
