@@ -565,9 +565,32 @@ def start_control_plane(options: RunOptions, config: Any) -> tuple[int, int]:
         raise StartupFailure(EXIT_CONFIG_ERROR, f"config error: {error.message}") from None
     runtime.data_dir = str(settings.DATA_DIR)
     runtime.persist = not options.no_persist
+    _install_recording_store(options, config, Path(settings.DATA_DIR))
     runtime.api_key = (None if options.no_auth
                        else auth.load_or_create_api_key(settings.DATA_DIR))
     return loaded, dropped
+
+
+def _install_recording_store(options: RunOptions, config: Any, data_dir: Path) -> None:
+    """Open the recording store of every kind in the data dir (or the config's
+    ``recording.dataDir``, relative to the config file) with its ``maxBytes`` and
+    ``warnPercent``, make it the process-wide one, and close it when the process exits (after
+    the listeners and the shutdown hooks that may still write recordings)."""
+    import atexit
+
+    from recordings import store as recording_store
+
+    recording = getattr(config, "recording", None)
+    folder = data_dir
+    if recording is not None and recording.data_dir:
+        folder = Path(recording.data_dir).expanduser()
+        if not folder.is_absolute() and options.config:
+            folder = Path(options.config).resolve().parent / folder
+    opened = recording_store.open_store(
+        folder, max_bytes=getattr(recording, "max_bytes", None),
+        warn_percent=getattr(recording, "warn_percent", None))
+    recording_store.install(opened)
+    atexit.register(opened.close)
 
 
 def _api_key_source(options: RunOptions) -> str:
