@@ -44,7 +44,8 @@ Rules, in the order they apply:
   traffic on ``C/{id}`` (GET, PUT, PATCH or DELETE) and on ``C`` itself (GET or POST), two
   recordings or more, JSON answers and an id field found in them becomes a table named after
   ``C``'s last segment. Its seed data are the items seen in the answers (list answers and
-  item answers, the last version of each, in the order first seen), its ``idField`` the field
+  item answers, deleted ones included, the last version of each; stored in reverse order
+  of first appearance so that a default list, newest first, shows the recorded order), its ``idField`` the field
   whose value equals the captured id (``id`` preferred), its ``idStrategy`` guessed from the
   ids seen (numbers: ``sequence``; UUIDs: ``uuid``; ``cus_...``: ``prefix``). The CRUD mocks
   (``GET C`` list, ``POST C`` create, ``GET``/``PUT``/``PATCH``/``DELETE C/{id}``) are bound
@@ -105,7 +106,7 @@ _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
                    r"[0-9a-fA-F]{12}$")
 _ULID = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
 _HEX = re.compile(r"^[0-9a-fA-F]{8,}$")
-_PREFIXED = re.compile(r"^([A-Za-z]{2,8}_)[A-Za-z0-9]{6,}$")
+_PREFIXED = re.compile(r"^([A-Za-z]{1,8}_)[A-Za-z0-9]{4,}$")
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,}$")
 _WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 _JSON_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -139,7 +140,7 @@ def singular(word: str) -> str:
         last = last[:-3] + "y"
     elif lower.endswith(("sses", "xes", "ches", "shes", "uses")):
         last = last[:-2]
-    elif lower.endswith("s") and not lower.endswith("ss") and len(last) > 1:
+    elif lower.endswith("s") and not lower.endswith(("ss", "us", "is")) and len(last) > 1:
         last = last[:-1]
     parts[-1:] = [last]
     return parts[0][:1].lower() + parts[0][1:] + "".join(part[:1].upper() + part[1:]
@@ -598,10 +599,270 @@ def static_mocks(shape: Shape, context: _Context, leaves: dict[int, dict]) -> No
         context.result.mocks.append(mock)
 
 
-def stateful_tables(shapes: list[Shape], context: "_Context") -> set[int]:
-    """Tables and bindings for the CRUD collections among ``shapes`` (see the module
-    docstring, "Stateful"); returns the positions of the shapes now bound."""
-    return set()
+# ---------------------------------------------------------------------------- tables
+
+#: (method, item path?) -> table action (SPEC "Extend binding").
+CRUD_ACTIONS = {("GET", False): "list", ("POST", False): "create", ("GET", True): "get",
+                ("PUT", True): "update", ("PATCH", True): "patch", ("DELETE", True): "delete"}
+ITEM_ACTIONS = frozenset(("get", "update", "patch", "delete"))
+#: List-envelope keys the table computes itself (never copied as constants).
+META_NAMES = frozenset(("total", "limit", "offset", "count"))
+PAGING_NAMES = frozenset(("page", "per_page", "perPage", "pages", "total_count", "totalCount",
+                          "next", "previous", "prev", "cursor", "next_cursor", "nextCursor"))
+#: Preferred names of the array in a list envelope.
+DATA_KEYS = ("data", "items", "results", "records", "values")
+
+
+def _json_body(exchange: Exchange) -> Any:
+    """The parsed JSON answer of a 2xx exchange, or None."""
+    if not 200 <= exchange.status <= 299 or exchange.truncated or exchange.encoding:
+        return None
+    text = exchange.body.strip()
+    if text[:1] not in (b"{", b"["):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _list_items(answer: Any) -> tuple[str | None, list[dict[str, Any]]] | None:
+    """``(envelope key or None for a bare array, items)`` of a list answer, or None."""
+    if isinstance(answer, list):
+        return (None, [item for item in answer if isinstance(item, dict)]) \
+            if all(isinstance(item, dict) for item in answer) else None
+    if not isinstance(answer, dict):
+        return None
+    arrays = [key for key, value in answer.items()
+              if isinstance(value, list) and all(isinstance(item, dict) for item in value)]
+    if not arrays:
+        return None
+    key = next((name for name in DATA_KEYS if name in arrays), arrays[0])
+    return key, answer[key]
+
+
+@dataclass
+class _Member:
+    """One shape of a collection: its position, action and the path it binds."""
+
+    position: int
+    action: str
+    shape: Shape
+
+
+def _id_field(members: list[_Member]) -> str | None:
+    """The item field whose value equals the captured id of item paths (``id`` first), else
+    ``id`` when items have one."""
+    counts: Counter[str] = Counter()
+    seen_id = False
+    for member in members:
+        for exchange in member.shape.exchanges:
+            answer = _json_body(exchange)
+            if not isinstance(answer, dict):
+                continue
+            seen_id = seen_id or "id" in answer
+            if member.action in ITEM_ACTIONS:
+                captured = exchange.segments[-1]
+                counts.update(key for key, value in answer.items()
+                              if not isinstance(value, (dict, list)) and value is not None
+                              and str(value) == captured)
+    if "id" in counts or (not counts and seen_id):
+        return "id"
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def _id_strategy(ids: list[Any]) -> dict[str, str]:
+    """``idStrategy`` (and ``idPrefix``) that makes new ids like ``ids``."""
+    if ids and all(isinstance(value, int) and not isinstance(value, bool) for value in ids):
+        return {"idStrategy": "sequence"}
+    texts = [str(value) for value in ids]
+    if texts and all(_UUID.match(text) for text in texts):
+        return {"idStrategy": "uuid"}
+    if texts and all(_ULID.match(text) for text in texts):
+        return {"idStrategy": "ulid"}
+    prefixes = {match.group(1) if match else None for match in map(_PREFIXED.match, texts)}
+    if len(prefixes) == 1 and None not in prefixes:
+        return {"idStrategy": "prefix", "idPrefix": prefixes.pop()}
+    if texts and all(re.fullmatch(r"[0-9a-f]{16}", text) for text in texts):
+        return {"idStrategy": "short"}
+    return {"idStrategy": "uuid"}
+
+
+def _collections(shapes: list[Shape]) -> dict[tuple[str | None, ...], list[_Member]]:
+    """Shapes grouped by the collection they act on (CRUD methods only)."""
+    found: dict[tuple[str | None, ...], list[_Member]] = {}
+    for position, shape in enumerate(shapes):
+        pattern = shape.pattern
+        is_item = len(pattern) >= 2 and pattern[-1] is None and pattern[-2] is not None
+        is_list = bool(pattern) and pattern[-1] is not None
+        action = CRUD_ACTIONS.get((shape.method, is_item))
+        if action is None or not (is_item or is_list):
+            continue
+        collection = pattern[:-1] if is_item else pattern
+        found.setdefault(collection, []).append(_Member(position, action, shape))
+    return found
+
+
+def _table_name(collection: tuple[str | None, ...], taken: IdAllocator) -> str:
+    last = str(collection[-1])
+    return taken.claim(re.sub(r"[^A-Za-z0-9_-]+", "_", last).strip("_") or "items")
+
+
+def _seed(members: list[_Member], id_field: str, parent: tuple[int, str] | None
+          ) -> tuple[list[dict[str, Any]], list[tuple[str | None, dict]], bool]:
+    """Seed items (last version of each, in order first seen), the list answers'
+    envelopes ``(key, answer)``, and whether a recorded item carried the parent field (a
+    nested collection: the field is added to seed items from the path)."""
+    items: dict[str, dict[str, Any]] = {}
+    parent_seen = False
+    envelopes: list[tuple[str | None, dict]] = []
+    exchanges = sorted(((exchange, member.action) for member in members
+                        for exchange in member.shape.exchanges),
+                       key=lambda pair: pair[0].order)
+    for exchange, action in exchanges:
+        answer = _json_body(exchange)
+        found: list[dict[str, Any]] = []
+        if action == "list":
+            listed = _list_items(answer)
+            if listed is not None:
+                found = listed[1]
+                envelopes.append((listed[0], answer if isinstance(answer, dict) else {}))
+        elif action != "delete" and isinstance(answer, dict):
+            found = [answer]
+        for item in found:
+            value = item.get(id_field)
+            if value is None or isinstance(value, (dict, list, bool)):
+                continue
+            item = dict(item)
+            if parent is not None:
+                parent_seen = parent_seen or parent[1] in item
+                item.setdefault(parent[1], exchange.segments[parent[0]])
+            items[str(value)] = item
+    # Stored newest first, so that a list (newest first by default) shows the recorded order.
+    return list(reversed(items.values())), envelopes, parent_seen
+
+
+def _transform(items: list[dict[str, Any]], envelopes: list[tuple[str | None, dict]],
+               hide: list[str], deletes: list[Exchange], id_field: str,
+               warnings: list[str], table: str) -> dict[str, Any]:
+    """The table's ``response`` transform: list envelope, timestamps, hidden fields and
+    the delete answer, shaped like the recorded ones."""
+    transform: dict[str, Any] = {}
+    if not any("createdAt" in item or "updatedAt" in item for item in items):
+        transform["timestamps"] = {"format": "none"}
+    if hide:
+        transform["fields"] = {"hide": hide}
+    if envelopes:
+        key, answer = envelopes[-1]
+        if key is None:
+            transform["list"] = {"dataField": "data", "hideMeta": True}
+            warnings.append(f"table {table}: the recorded list answers are bare JSON arrays; "
+                            f"the table answers them as {{\"data\": [...]}}")
+        else:
+            extra = {name: value for name, value in answer.items()
+                     if name != key and name not in META_NAMES and name not in PAGING_NAMES
+                     and not isinstance(value, list)}
+            shape: dict[str, Any] = {"dataField": key}
+            if extra:
+                shape["extraFields"] = extra
+            if not META_NAMES <= set(answer):
+                shape["hideMeta"] = True
+            transform["list"] = shape
+    for exchange in deletes:
+        answer = _json_body(exchange)
+        if exchange.status != 204 and isinstance(answer, dict):
+            captured = exchange.segments[-1]
+            body = {name: ("{{item.%s}}" % id_field if str(value) == captured
+                           and not isinstance(value, (dict, list)) else value)
+                    for name, value in answer.items()}
+            transform["delete"] = {"status": exchange.status, "body": body}
+            break
+    return transform
+
+
+def _bound_mock(member: _Member, names: tuple[str | None, ...], context: _Context
+                ) -> dict[str, Any]:
+    """The mock of one CRUD shape, named with the collection's capture names; its response
+    keeps the recorded success status and headers (the table gives the body)."""
+    shape = Shape(member.shape.method, member.shape.pattern, names)
+    name = f"{shape.method} {shape.path}"
+    mock = http_mock(context.ids.claim(mock_id(name, context.id_prefix),
+                                       context.result.warnings),
+                     name=name, method=shape.method, path=shape.path)
+    successes = [exchange for exchange in member.shape.exchanges
+                 if 200 <= exchange.status <= 299]
+    if successes:
+        status = Counter(exchange.status for exchange in successes).most_common(1)[0][0]
+        first = next(exchange for exchange in successes if exchange.status == status)
+        response: dict[str, Any] = {"statusCode": status}
+        headers = _answer_headers(first, context.include_headers)
+        headers = {key: value for key, value in headers.items()
+                   if key.lower() != "content-encoding"}
+        if headers and status != 204:
+            response["headers"] = headers
+        mock["http"]["response"] = response
+    else:
+        del mock["http"]["response"]
+    return mock
+
+
+def stateful_tables(shapes: list[Shape], context: _Context) -> set[int]:
+    """Tables, bound mocks and ``extend`` entries for the CRUD collections among
+    ``shapes`` (see the module docstring, "Stateful"), appended to the result; returns the
+    positions of the shapes they cover (the others become static mocks).
+
+    A collection that looks like CRUD traffic but has no JSON items or no id field stays
+    static, with a warning naming it.
+    """
+    bound: set[int] = set()
+    tables = IdAllocator()
+    for collection, members in _collections(shapes).items():
+        actions = {member.action for member in members}
+        recorded = sum(len(member.shape.exchanges) for member in members)
+        if not actions & ITEM_ACTIONS or not actions & {"list", "create"} or recorded < 2:
+            continue
+        label = "/" + "/".join(segment or "{}" for segment in collection)
+        id_field = _id_field(members)
+        if id_field is None:
+            context.result.warnings.append(
+                f"{label}: CRUD traffic without JSON items carrying an id; kept as static mocks")
+            continue
+        names = capture_names(collection + (None,))
+        names = tuple(singular(str(collection[index - 1])) + "Id"
+                      if segment is None and index and collection[index - 1] is not None
+                      and _WORD.match(str(collection[index - 1])) else names[index]
+                      for index, segment in enumerate(collection)) + ("id",)
+        captures = [index for index, segment in enumerate(collection) if segment is None]
+        parent = (captures[-1], str(names[captures[-1]])) if captures else None
+        items, envelopes, parent_seen = _seed(members, id_field, parent)
+        if not items and not envelopes:
+            context.result.warnings.append(
+                f"{label}: CRUD traffic without JSON answers; kept as static mocks")
+            continue
+        name = _table_name(collection, tables)
+        hide = [parent[1]] if parent and not parent_seen else []
+        deletes = [exchange for member in members if member.action == "delete"
+                   for exchange in member.shape.exchanges if 200 <= exchange.status <= 299]
+        table: dict[str, Any] = {"name": name}
+        if id_field != "id":
+            table["idField"] = id_field
+        table.update(_id_strategy([item[id_field] for item in items]))
+        if parent:
+            table["parentField"] = parent[1]
+        table["seedData"] = items
+        transform = _transform(items, envelopes, hide, deletes, id_field,
+                               context.result.warnings, name)
+        if transform:
+            table["response"] = transform
+        context.result.tables.append(table)
+        for member in sorted(members, key=lambda member: member.position):
+            pattern_names = names if member.action in ITEM_ACTIONS else names[:-1]
+            mock = _bound_mock(member, pattern_names, context)
+            context.result.mocks.append(mock)
+            context.result.extend.append({"mock": mock["id"], "table": name,
+                                          "action": member.action})
+            bound.add(member.position)
+    return bound
 
 
 def convert_http_recordings_result(records: list[dict], *, deduplicate: bool = True,
