@@ -40,6 +40,7 @@ import secrets
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -55,8 +56,8 @@ KINDS = ("http", "stream", "soap", "mqtt")
 COLUMNS = {"method": "TEXT", "path": "TEXT", "host": "TEXT", "status": "INTEGER",
            "protocol": "TEXT", "name": "TEXT", "state": "TEXT"}
 #: Sort keys of ``query`` besides the columns: ``timestamp`` (the document's, then insertion
-#: order), ``size`` (document bytes).
-SORT_KEYS = ("timestamp", "size", *COLUMNS)
+#: order), ``added`` (insertion order), ``size`` (document bytes).
+SORT_KEYS = ("timestamp", "added", "size", *COLUMNS)
 #: Defaults: SPEC "Limits" (500 MiB, warning at 80 %); documents above 64 KiB go to files.
 DEFAULT_MAX_BYTES = 500 * 1024 * 1024
 DEFAULT_WARN_PERCENT = 80.0
@@ -89,6 +90,7 @@ CREATE TABLE IF NOT EXISTS recordings (
 );
 CREATE INDEX IF NOT EXISTS recordings_kind ON recordings (kind, deleted, timestamp);
 CREATE INDEX IF NOT EXISTS recordings_session ON recordings (session_id);
+CREATE INDEX IF NOT EXISTS recordings_size ON recordings (kind, deleted, size);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
 
@@ -260,7 +262,7 @@ class RecordingStore:
             if self._db.execute("SELECT 1 FROM recordings WHERE id = ?",
                                 (record["id"],)).fetchone() is not None:
                 raise ValueError(f"a recording with id {record['id']!r} exists")
-            if not self._make_room(len(data), keep=None):
+            if not self._make_room(len(data), keep=None, kind=kind):
                 return record
             doc, file = self._place(record["id"], data)
             names = ", ".join(values)
@@ -291,7 +293,7 @@ class RecordingStore:
             record.setdefault("timestamp", row["timestamp"])
             record.setdefault("sessionId", row["session_id"])
             data = orjson.dumps(record)
-            if not self._make_room(len(data) - row["size"], keep=row["seq"]):
+            if not self._make_room(len(data) - row["size"], keep=row["seq"], kind=None):
                 return False
             if row["file"]:
                 self._unlink(row["file"])
@@ -305,13 +307,16 @@ class RecordingStore:
             self._after_growth()
             return True
 
-    def get(self, record_id: str, *, include_deleted: bool = False) -> dict | None:
+    def get(self, record_id: str, *, include_deleted: bool = False,
+            kind: str | None = None) -> dict | None:
         """One recording's document; None when unknown (or soft-deleted, unless
-        ``include_deleted``)."""
+        ``include_deleted``, or not of ``kind`` when given)."""
         with self._lock:
             row = self._db.execute(
-                "SELECT doc, file, deleted FROM recordings WHERE id = ?", (record_id,)).fetchone()
-            if row is None or (row["deleted"] and not include_deleted):
+                "SELECT doc, file, deleted, kind FROM recordings WHERE id = ?",
+                (record_id,)).fetchone()
+            if (row is None or (row["deleted"] and not include_deleted)
+                    or (kind is not None and row["kind"] != kind)):
                 return None
             return self._load(row)
 
@@ -346,8 +351,9 @@ class RecordingStore:
                 params.append(value)
         order = "DESC" if descending else "ASC"
         sql_where = " AND ".join(where)
+        column = "seq" if sort_by == "added" else sort_by
         sql = (f"SELECT doc, file FROM recordings WHERE {sql_where} "
-               f"ORDER BY {sort_by} {order}, seq {order}")
+               f"ORDER BY {column} {order}, seq {order}")
         with self._lock:
             if match is None:
                 total = self._db.execute(f"SELECT COUNT(*) FROM recordings WHERE {sql_where}",
@@ -365,15 +371,34 @@ class RecordingStore:
                     total += 1
             return found, total
 
-    def delete(self, record_id: str, *, soft: bool = False) -> bool:
+    def delete(self, record_id: str, *, soft: bool = False, kind: str | None = None) -> bool:
         """Delete one recording; ``soft`` keeps it (hidden, its bytes counted) until
-        :meth:`vacuum`. False when unknown (or, with ``soft``, already soft-deleted)."""
+        :meth:`vacuum`. False when unknown (or, with ``soft``, already soft-deleted; or not of
+        ``kind`` when given)."""
+        where, params = "id = ?", (record_id,)
+        if kind is not None:
+            where, params = "id = ? AND kind = ?", (record_id, kind)
         with self._lock:
             if soft:
                 return self._db.execute(
-                    "UPDATE recordings SET deleted = 1 WHERE id = ? AND deleted = 0",
-                    (record_id,)).rowcount > 0
-            return self._remove("id = ?", (record_id,)) > 0
+                    f"UPDATE recordings SET deleted = 1 WHERE {where} AND deleted = 0",
+                    params).rowcount > 0
+            return self._remove(where, params) > 0
+
+    def drop_oldest(self, kind: str) -> bool:
+        """Drop the oldest recording of ``kind`` (soft-deleted ones first), counted in
+        ``stats()["dropped"]``: for a caller keeping its own bound. False when there is
+        none."""
+        _check_kind(kind)
+        with self._lock:
+            row = self._db.execute(
+                "SELECT seq FROM recordings WHERE kind = ? ORDER BY deleted DESC, seq LIMIT 1",
+                (kind,)).fetchone()
+            if row is None:
+                return False
+            self._remove("seq = ?", (row["seq"],))
+            self._count_dropped(kind, 1)
+            return True
 
     def clear(self, kind: str, *, session_id: str | None = None) -> int:
         """Delete every recording of ``kind`` (of ``session_id`` when given), soft-deleted
@@ -485,9 +510,10 @@ class RecordingStore:
                 return
             yield row
 
-    def _make_room(self, growth: int, keep: int | None) -> bool:
+    def _make_room(self, growth: int, keep: int | None, kind: str | None) -> bool:
         """Drop the oldest recordings (never ``keep``) until ``growth`` more bytes fit;
-        False (nothing dropped, the newcomer counted as dropped) when they never could."""
+        False (nothing dropped; a newcomer of ``kind`` counted as dropped) when they never
+        could."""
         if self.max_bytes <= 0 or self._bytes + growth <= self.max_bytes:
             return True
         kept = 0
@@ -497,8 +523,8 @@ class RecordingStore:
         if kept + growth > self.max_bytes:
             log.warning("a recording of %d bytes is larger than the recording storage cap "
                         "(%d bytes) and is not kept", kept + growth, self.max_bytes)
-            if keep is None:
-                self._count_dropped("unkept", 1)
+            if kind is not None:
+                self._count_dropped(kind, 1)
             return False
         dropped: dict[str, int] = {}
         for row in self._oldest(keep):
@@ -551,6 +577,80 @@ def _columns(columns: dict | None) -> dict[str, Any]:
     return values
 
 
+class KindRecordings:
+    """The recordings of one kind as the protocols that record (SOAP, MQTT) use them: a
+    view of the process-wide store (or ``store``) with its own bounds, ``max_entries``
+    recordings and ``max_bytes`` document bytes of this kind, the oldest dropped first.
+
+    Entries are dicts with an ``id`` (the protocol decides the rest); keys starting with
+    ``_`` are private. ``dropped`` counts the recordings of this kind dropped by either
+    bound (this one or the store's cap).
+
+    Source: behavior notes §1 (``/mqtt-recordings`` and ``/soap-recordings``).
+    """
+
+    def __init__(self, kind: str, *, max_entries: int = 10_000,
+                 max_bytes: int = 16 * 1024 * 1024, store: RecordingStore | None = None):
+        _check_kind(kind)
+        self.kind = kind
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._store = store
+
+    @property
+    def store(self) -> RecordingStore:
+        """The store in use: the one given, else the process-wide one (:func:`current`)."""
+        return self._store if self._store is not None else current()
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        """Every entry of the kind, oldest first (at most ``max_entries``)."""
+        found, _ = self.store.query(self.kind, sort_by="added", limit=max(self.max_entries, 1))
+        return [_without_session(entry) for entry in found]
+
+    @property
+    def bytes(self) -> int:
+        """The stored bytes of the kind (the JSON documents)."""
+        return self.store.stats(self.kind)["bytes"]
+
+    @property
+    def dropped(self) -> int:
+        """How many entries of the kind were dropped by a bound."""
+        return self.store.stats(self.kind)["dropped"]
+
+    def add(self, entry: dict[str, Any]) -> None:
+        """Keep ``entry``, then drop the oldest of the kind beyond the bounds (``entry``
+        itself when it alone is larger than ``max_bytes``)."""
+        store = self.store
+        store.add(self.kind, entry)
+        entry.pop("sessionId", None)
+        while True:
+            stats = store.stats(self.kind)
+            if stats["count"] <= self.max_entries and stats["bytes"] <= self.max_bytes:
+                return
+            if not store.drop_oldest(self.kind):
+                return
+
+    def find(self, recording_id: str) -> dict[str, Any] | None:
+        """One entry (private keys included); None when absent."""
+        found = self.store.get(recording_id, kind=self.kind)
+        return _without_session(found) if found is not None else None
+
+    def remove(self, recording_id: str) -> bool:
+        """Delete one entry; False when absent."""
+        return self.store.delete(recording_id, kind=self.kind)
+
+    def clear(self) -> int:
+        """Delete every entry of the kind; answers how many there were."""
+        return self.store.clear(self.kind)
+
+
+def _without_session(entry: dict[str, Any]) -> dict[str, Any]:
+    if entry.get("sessionId", "") is None:
+        del entry["sessionId"]
+    return entry
+
+
 _current: RecordingStore | None = None
 _current_lock = threading.Lock()
 
@@ -570,6 +670,18 @@ def install(store: RecordingStore) -> None:
     global _current
     with _current_lock:
         _current = store
+
+
+@contextmanager
+def installed(store: RecordingStore) -> Iterator[RecordingStore]:
+    """``with installed(store):`` makes ``store`` the process-wide one for the block, then
+    puts the previous one back (tests, tools)."""
+    before = current()
+    install(store)
+    try:
+        yield store
+    finally:
+        install(before)
 
 
 def open_store(data_dir: Path, *, max_bytes: int | None = None,

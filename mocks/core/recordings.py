@@ -1,9 +1,8 @@
-"""Recorded traffic of the protocols that record (MQTT, SOAP): the bounded store, the paging
-and convert-body checks of the ``/<kind>-recordings`` admin routes, and their engine-control
-port dispatch.
+"""Recorded traffic of the protocols that record (MQTT, SOAP): the paging and convert-body
+checks of the ``/<kind>-recordings`` admin routes, and their engine-control port dispatch.
 
-:class:`RecordingStore` holds entries (dicts with an ``id``) bounded by count and bytes, the
-oldest dropped first with a ``dropped`` counter. :func:`page` reads ``limit`` / ``offset``,
+The entries themselves live in the one recording store (:mod:`recordings.store`, kinds
+``soap`` and ``mqtt``), seen through :class:`RecordingEntries`. :func:`page` reads ``limit`` / ``offset``,
 :func:`convert_body` the common keys of a convert body, :func:`route_recordings` answers the
 ``/<kind>-recordings…`` routes of the engine-control port from a :class:`RecordingRoutes`.
 Errors in a query or body raise :class:`RecordingQueryError` (400 ``validation_error``).
@@ -14,16 +13,15 @@ Source: behavior notes §1 (``/mqtt-recordings`` and ``/soap-recordings`` routes
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import orjson
 
 from mocks.core.queryparams import MAX_LIMIT, QueryParameterError, parse_int
 
-#: Recordings kept (oldest dropped first) and their total bytes, per store.
+#: Recordings kept per protocol (oldest dropped first) and their total bytes.
 MAX_RECORDINGS = 10_000
 MAX_RECORDING_BYTES = 16 * 1024 * 1024
 #: ``limit`` when the query has none (the largest accepted is the admin-wide ``MAX_LIMIT``).
@@ -35,56 +33,22 @@ class RecordingQueryError(ValueError):
     ``validation_error`` answer."""
 
 
-@dataclass
-class RecordingStore:
-    """Recorded traffic, bounded by ``max_entries`` entries and ``max_bytes`` bytes (the
-    ``size`` each entry was added with: payload or request + response bytes); the oldest
-    entries go first and ``dropped`` counts them.
+class RecordingEntries(Protocol):
+    """The recordings of one protocol (the shared recording store's view of one kind,
+    :class:`recordings.store.KindRecordings`): ``entries`` (dicts with an ``id``, oldest
+    first), ``bytes``, ``dropped``, ``max_entries``, ``max_bytes``, and ``add(entry)``,
+    ``find(id)``, ``remove(id)``, ``clear()``."""
 
-    Entries are dicts with an ``id`` (the protocol decides the rest: see
-    :mod:`mocks.protocols.mqtt.broker`, :mod:`mocks.protocols.soap.recordings`); keys starting
-    with ``_`` are private (:func:`public` strips them).
-    """
+    entries: list[dict[str, Any]]
+    bytes: int
+    dropped: int
+    max_entries: int
+    max_bytes: int
 
-    entries: deque[dict[str, Any]] = field(default_factory=deque)
-    bytes: int = 0
-    dropped: int = 0
-    max_entries: int = MAX_RECORDINGS
-    max_bytes: int = MAX_RECORDING_BYTES
-
-    def add(self, entry: dict[str, Any], size: int) -> None:
-        """Keep ``entry`` (``size`` bytes), dropping the oldest beyond the bounds."""
-        entry["_size"] = size
-        self.entries.append(entry)
-        self.bytes += size
-        while self.entries and (len(self.entries) > self.max_entries
-                                or self.bytes > self.max_bytes):
-            old = self.entries.popleft()
-            self.bytes -= old["_size"]
-            self.dropped += 1
-
-    def find(self, recording_id: str) -> dict[str, Any] | None:
-        """One entry as stored (private keys included); None when absent."""
-        for entry in self.entries:
-            if entry["id"] == recording_id:
-                return entry
-        return None
-
-    def remove(self, recording_id: str) -> bool:
-        """Delete one entry; False when absent."""
-        entry = self.find(recording_id)
-        if entry is None:
-            return False
-        self.entries.remove(entry)
-        self.bytes -= entry["_size"]
-        return True
-
-    def clear(self) -> int:
-        """Delete every entry; answers how many there were."""
-        count = len(self.entries)
-        self.entries.clear()
-        self.bytes = 0
-        return count
+    def add(self, entry: dict[str, Any]) -> None: ...
+    def find(self, recording_id: str) -> dict[str, Any] | None: ...
+    def remove(self, recording_id: str) -> bool: ...
+    def clear(self) -> int: ...
 
 
 def public(entry: dict[str, Any]) -> dict[str, Any]:
@@ -92,7 +56,7 @@ def public(entry: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in entry.items() if not key.startswith("_")}
 
 
-def export(store: RecordingStore, exported_at: str) -> dict[str, Any]:
+def export(store: RecordingEntries, exported_at: str) -> dict[str, Any]:
     """``POST /<kind>-recordings/export``: ``{version: "1.0", exportedAt, count, dropped,
     recordings}`` (every entry, oldest first, without private keys)."""
     rows = [public(entry) for entry in store.entries]
@@ -179,7 +143,7 @@ def hub_routes(prefix: str, not_found: dict[str, str], hub: Callable[[Any], Any]
                options: Callable[[Any], dict[str, Any]], convert: Callable[..., dict[str, Any]],
                timestamp: Callable[[float], str]) -> RecordingRoutes:
     """The :class:`RecordingRoutes` of a protocol whose ``hub(control)`` holds ``recording``
-    (ids recording now) and ``recordings`` (a :class:`RecordingStore`):
+    (ids recording now) and ``recordings`` (a :class:`RecordingEntries`):
 
     * listing: ``select(entries, query)`` (raises :class:`RecordingQueryError`);
     * get: the entry without private keys; delete: ``{message: "Recording deleted", id}``;

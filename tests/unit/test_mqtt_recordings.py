@@ -8,11 +8,19 @@ from types import SimpleNamespace
 import orjson
 import pytest
 
-from mocks.protocols.mqtt.broker import RecordingStore, hub_of
+from mocks.protocols.mqtt.broker import hub_of
 from mocks.protocols.mqtt.config import MqttMock
 from mocks.protocols.mqtt.control import route_mqtt
 from mocks.protocols.mqtt.recordings import RecordingQueryError, convert, select
+from recordings.store import KindRecordings, RecordingStore, installed
 from tests.unit.control_routes import route_caller
+
+
+@pytest.fixture(autouse=True)
+def fresh_store():
+    """Each test on its own in-memory recording store (the hubs use the process-wide one)."""
+    with installed(RecordingStore()) as mine:
+        yield mine
 
 
 def entry(n: int, topic: str, payload: str = "p", *, client: str = "c1",
@@ -22,21 +30,24 @@ def entry(n: int, topic: str, payload: str = "p", *, client: str = "c1",
             "timestamp": 100.0 + n / 10}
 
 
-def store_of(*entries: dict) -> RecordingStore:
-    store = RecordingStore()
+def store_of(*entries: dict) -> KindRecordings:
+    store = KindRecordings("mqtt")
     for item in entries:
-        store.add(item, len(item["payload"]) + len(item["topic"]))
+        store.add(item)
     return store
 
 
 def test_the_store_drops_the_oldest_beyond_its_count_and_byte_bounds():
-    store = RecordingStore(max_entries=2, max_bytes=100)
+    one = len(orjson.dumps({**entry(0, "t"), "sessionId": None}))
+    store = KindRecordings("mqtt", max_entries=2, max_bytes=one * 2 + 10)
     for n in range(3):
-        store.add(entry(n, "t"), 10)
+        store.add(entry(n, "t"))
     assert [item["id"] for item in store.entries] == ["r1", "r2"] and store.dropped == 1
-    store.add(entry(3, "t"), 95)
+    store.add(entry(3, "t", "p" * one))
     assert [item["id"] for item in store.entries] == ["r3"] and store.dropped == 3
-    assert store.bytes == 95
+    assert store.bytes == len(orjson.dumps({**store.entries[0], "sessionId": None}))
+    store.add(entry(4, "t", "p" * (one * 3)))  # larger than the bound alone: not kept
+    assert [item["id"] for item in store.entries] == [] and store.dropped == 5
 
 
 def test_filters_match_wildcards_client_direction_and_page():
@@ -80,7 +91,7 @@ def test_engine_control_routes_record_list_convert_and_clear():
     shared: dict = {}
     hub = hub_of(shared)
     for item in (entry(1, "s/t", "7"), entry(2, "s/u", "8")):
-        hub.recordings.add(item, 4)
+        hub.recordings.add(item)
     service = SimpleNamespace(port=1883, name="mqtt:1883", broker_id="b",
                               table=SimpleNamespace(mock_ids=("b",)))
     control = SimpleNamespace(engine=SimpleNamespace(shared_state=shared,

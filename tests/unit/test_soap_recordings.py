@@ -9,12 +9,20 @@ from types import SimpleNamespace
 import orjson
 import pytest
 
-from mocks.core.recordings import RecordingQueryError, RecordingStore
+from mocks.core.recordings import RecordingQueryError
 from mocks.protocols.soap.config import SoapMock
 from mocks.protocols.soap.control import route_soap
 from mocks.protocols.soap.envelope import Fault, envelope, fault_body
 from mocks.protocols.soap.recordings import SoapHub, convert, hub_of, recording_send, select
+from recordings.store import KindRecordings, RecordingStore, installed
 from tests.unit.control_routes import route_caller
+
+
+@pytest.fixture(autouse=True)
+def fresh_store():
+    """Each test on its own in-memory recording store (the hubs use the process-wide one)."""
+    with installed(RecordingStore()) as mine:
+        yield mine
 
 
 def captured(hub: SoapHub, body: bytes, status: int = 200, operation: str = "Op",
@@ -37,20 +45,23 @@ def captured(hub: SoapHub, body: bytes, status: int = 200, operation: str = "Op"
                                                      "http.response.body"]
 
 
-def test_capture_is_bounded_by_count_and_bytes_oldest_first():
-    hub = SoapHub(recordings=RecordingStore(max_entries=3, max_bytes=10_000))
+def test_capture_is_bounded_by_count_and_bytes_oldest_first(fresh_store):
+    hub = SoapHub(recordings=KindRecordings("soap", max_entries=3, max_bytes=100_000))
     for index in range(5):
         captured(hub, envelope("1.1", f"<R>{index}</R>".encode()))
     store = hub.recordings
     assert len(store.entries) == 3 and store.dropped == 2
     assert [f"<R>{index}</R>" in entry["responseBody"]
             for index, entry in zip((2, 3, 4), store.entries)] == [True] * 3
-    assert store.bytes == sum(entry["_size"] for entry in store.entries)
-    small = SoapHub(recordings=RecordingStore(max_entries=100, max_bytes=300))
+    assert store.bytes == fresh_store.stats("soap")["bytes"] > 0
+    assert "sessionId" not in store.entries[0]
+    small = SoapHub(recordings=KindRecordings("soap", max_entries=100, max_bytes=1_500,
+                                              store=RecordingStore()))
     for index in range(10):
         captured(small, envelope("1.1", f"<R>{index}</R>".encode()))
-    assert small.recordings.bytes <= 300 and small.recordings.dropped > 0
+    assert small.recordings.bytes <= 1_500 and small.recordings.dropped > 0
     assert len(small.recordings.entries) + small.recordings.dropped == 10
+    assert fresh_store.stats("soap")["count"] == 3  # the other store is apart
 
 
 def test_select_filters_and_rejects_bad_values():

@@ -34,7 +34,7 @@ engine: 503 ``no_engine``.
 =============================================  ============================================
 
 Shapes: :mod:`mocks.protocols.mqtt.control`; the ``/mqtt-recordings`` routes are made by
-:func:`mocks.api_recordings.add_recording_routes`.
+:func:`recordings.protocol_api.add_recording_routes`.
 
 Source: SPEC "WebSocket, gRPC, MQTT and SOAP administration"; behavior notes §1.
 """
@@ -45,7 +45,7 @@ from typing import Any
 from django.http import HttpRequest
 
 from mocks.api import engine_control
-from mocks.api_recordings import add_recording_routes, or_404
+from recordings.protocol_api import add_recording_routes, or_404
 from mocks.protocols.api import Route, connection_router
 from mocks.protocols.mqtt.control import (RECORDING_ROUTES, close_mqtt_connection,
                                           mqtt_connection, mqtt_connection_stats,

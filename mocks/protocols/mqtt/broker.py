@@ -26,7 +26,7 @@ disconnected; an offline session's queue is bounded; other clients keep being se
 
 Engine-wide state (:class:`MqttHub`, ``shared["mqtt"]``): running brokers by port, client
 connections, and the bounded recording store
-(:class:`~mocks.core.recordings.RecordingStore`).
+(the ``mqtt`` recordings of the one recording store, :class:`recordings.store.KindRecordings`).
 
 Source: behavior notes §1 (MQTT routes, recordings), §4 (CORS origins, for the WebSocket
 listener), §10 (``mqtt`` row), §14 (``mtls`` keys, mirrored by ``tls``); SPEC "Mock kinds",
@@ -50,7 +50,7 @@ from amqtt.contexts import Action
 from amqtt.plugins.base import BaseAuthPlugin
 
 from chaos.injector import before_call
-from mocks.core.recordings import RecordingStore
+from mocks.core.recordings import MAX_RECORDING_BYTES, MAX_RECORDINGS
 from mocks.core.templating import TemplateState
 from mocks.protocols.mqtt.amqtt_broker import CONNECT_TIMEOUT_SECONDS, MockBroker
 from mocks.protocols.mqtt.tls import MqttTlsSettings, certificate_refusal, server_context
@@ -65,8 +65,8 @@ __all__ = ["CONNECT_TIMEOUT_SECONDS", "MAX_PACKET_BYTES", "BrokerTable", "Compil
 
 
 # ------------------------------------------------------------------------------ recordings
-# Entries of the hub's store (:class:`~mocks.core.recordings.RecordingStore`, bounded by its
-# default ``MAX_RECORDINGS`` entries and ``MAX_RECORDING_BYTES`` payload + topic bytes):
+# Entries of the ``mqtt`` kind of the one recording store (:mod:`recordings.store`, bounded
+# by ``MAX_RECORDINGS`` entries and ``MAX_RECORDING_BYTES`` bytes of stored JSON):
 # ``{id, brokerId, port, topic, payload (text), payloadBase64?, qos, retain, clientId,
 # direction: publish | subscribe, timestamp (epoch s)}``.
 
@@ -80,8 +80,14 @@ class MqttHub:
     brokers: dict[int, "MqttPortService"] = field(default_factory=dict)
     connections: dict[str, dict[str, Any]] = field(default_factory=dict)
     recording: set[str] = field(default_factory=set)
-    recordings: RecordingStore = field(default_factory=RecordingStore)
+    recordings: Any = field(default_factory=lambda: _mqtt_recordings())
     published: int = 0
+
+
+def _mqtt_recordings() -> Any:
+    from recordings.store import KindRecordings
+
+    return KindRecordings("mqtt", max_entries=MAX_RECORDINGS, max_bytes=MAX_RECORDING_BYTES)
 
 
 def hub_of(shared: dict[str, Any] | None) -> MqttHub:
@@ -412,7 +418,7 @@ class MqttPortService:
 
             entry["payload"] = ""
             entry["payloadBase64"] = base64.b64encode(payload).decode()
-        self.hub.recordings.add(entry, len(payload) + len(topic))
+        self.hub.recordings.add(entry)
 
     def permits(self, session: Any, topic: str | None, action: Action) -> bool:
         """The ACL check of ``auth`` (docs/mqtt.md "Auth and ACL"): always True when auth is

@@ -48,7 +48,7 @@ Recording entries: ``{id, brokerId, port, topic, payload (UTF-8 text, "" when bi
 payloadBase64? (binary payloads), qos, retain, clientId, direction: publish | subscribe,
 timestamp (epoch s)}``; a broker records client publishes and subscriptions while its id is
 in the hub's ``recording`` set. The store is bounded (see
-:class:`~mocks.core.recordings.RecordingStore`: the oldest go first, ``dropped`` counts
+:class:`~recordings.store.KindRecordings`: the oldest go first, ``dropped`` counts
 them).
 
 :func:`mqtt_ports` gives the ``GET /ports`` rows (``{port, protocol: "MQTT", component:

@@ -1,6 +1,6 @@
 """MQTT recordings: filtering, statistics, export and conversion into an ``mqtt`` mock config.
 
-Pure functions over the entries of :class:`~mocks.core.recordings.RecordingStore`
+Pure functions over the entries of :class:`~recordings.store.KindRecordings`
 (``{id, brokerId, port, topic, payload, payloadBase64?, qos, retain, clientId, direction:
 publish | subscribe, timestamp (epoch s)}``); the admin routes are in
 :mod:`mocks.protocols.mqtt.control`.

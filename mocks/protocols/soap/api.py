@@ -31,7 +31,7 @@ operation reads the engine's live snapshot, request log and SOAP hub through
 =============================================  ============================================
 
 Shapes: :mod:`mocks.protocols.soap.control`; the ``/soap-recordings`` routes are made by
-:func:`mocks.api_recordings.add_recording_routes`.
+:func:`recordings.protocol_api.add_recording_routes`.
 
 Source: SPEC "WebSocket, gRPC, MQTT and SOAP administration"; behavior notes §1.
 """
@@ -42,7 +42,7 @@ from typing import Any
 from django.http import HttpRequest
 
 from mocks.api import engine_control
-from mocks.api_recordings import add_recording_routes, or_404
+from recordings.protocol_api import add_recording_routes, or_404
 from mocks.protocols.api import Route, connection_router
 from mocks.protocols.soap.control import (RECORDING_ROUTES, set_recording, soap_handlers,
                                           soap_status)

@@ -3,8 +3,9 @@ pure functions for filtering, statistics and conversion into a ``soap`` mock con
 
 While a ``soap`` mock's id is in the hub's ``recording`` set, every envelope it answers (a
 ``POST`` to its path, faults included; ``?wsdl`` reads are not recorded) becomes one entry of
-the hub's :class:`~mocks.core.recordings.RecordingStore` (at most ``MAX_RECORDINGS`` entries
-and ``MAX_RECORDING_BYTES`` request + response bytes, the oldest dropped first):
+the one recording store (:class:`recordings.store.KindRecordings`, kind ``soap``: at most
+``MAX_RECORDINGS`` entries and ``MAX_RECORDING_BYTES`` bytes of stored JSON, the oldest
+dropped first; on disk in ``mockd start``'s data dir):
 
 ``{id ("soaprec_…"), endpoint (the mock id), path (its soap.path), operation ("" when the
 request named none that exists), soapAction, soapVersion ("1.1" | "1.2"), requestBody
@@ -33,17 +34,24 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from mocks.core.recordings import RecordingQueryError, RecordingStore, page
+from mocks.core.recordings import (MAX_RECORDING_BYTES, MAX_RECORDINGS, RecordingQueryError,
+                                   page)
 from mocks.core.xmldoc import XmlRefused, local_name, parse_xml
 
 
 @dataclass
 class SoapHub:
     """Engine-wide SOAP state (``shared["soap"]``): ``recording`` (mock ids recording now)
-    and ``recordings`` (the bounded store)."""
+    and ``recordings`` (the ``soap`` recordings of the shared store)."""
 
     recording: set[str] = field(default_factory=set)
-    recordings: RecordingStore = field(default_factory=RecordingStore)
+    recordings: Any = field(default_factory=lambda: _soap_recordings())
+
+
+def _soap_recordings() -> Any:
+    from recordings.store import KindRecordings
+
+    return KindRecordings("soap", max_entries=MAX_RECORDINGS, max_bytes=MAX_RECORDING_BYTES)
 
 
 def hub_of(shared: dict[str, Any] | None) -> SoapHub:
@@ -77,7 +85,7 @@ def recording_send(hub: SoapHub, mock_id: str, path: str, request: Any, send: An
                 "responseBody": body.decode("utf-8", "replace"),
                 "statusCode": status[0], "fault": status[0] >= 500,
                 "durationMs": round((time.perf_counter() - started) * 1000, 3),
-                "timestamp": time.time()}, len(request_body) + len(body))
+                "timestamp": time.time()})
 
     return wrapper
 
