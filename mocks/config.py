@@ -12,10 +12,11 @@ import secrets
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic_core import core_schema
 
 from mocks.core.schema import Open, Strict, scalar_text
 from mocks.server_config import ServerBlock, ServerConfig
-from mocks.protocols import MOCK_TYPES, config_models
+from mocks.protocols import MOCK_TYPES, PROTOCOLS, resolve_target
 from mocks.protocols.http.config import (HTTP_METHODS, HttpMock, JsonPathExists, Matcher,
                                          RequestValidation, Response)
 from tables.config import ExtendBinding, StatefulResourceConfig, TableConfig
@@ -123,18 +124,70 @@ class MockFields(Strict):
         # named by `type` (which may be left out and is then inferred from the block).
         schema = handler(core_schema)
         target = handler.resolve_ref_schema(schema)
+        for kind in MOCK_TYPES:
+            # A block is a model: its property gets no title of its own (as for any field
+            # typed by a model), though ProtocolBlock is not a model class itself.
+            target.get("properties", {}).get(kind, {}).pop("title", None)
         target["oneOf"] = [{"title": f"{kind} mock", "required": [kind],
                             "properties": {"type": {"const": kind}}} for kind in MOCK_TYPES]
         return schema
 
 
+class ProtocolBlock:
+    """The type of one protocol block of :class:`Mock` (``mock.<type>``): the config model its
+    registry entry names (:data:`mocks.protocols.PROTOCOLS`), imported and built the first time
+    a block of that type is validated or the JSON Schema is asked for, so a config of HTTP
+    mocks never builds the gRPC, MQTT, SOAP, GraphQL, WebSocket or identity-provider models.
+
+    Validation is the model's own (``Model.model_validate``): the same values, the same error
+    types and messages, at the same locations (pydantic prefixes them with the block's key);
+    serialisation is the model instance's own. The JSON Schema is the model's, so the
+    published schema is unchanged. Raises
+    :class:`~mocks.protocols.HandlerImportError` when the model cannot be imported.
+    """
+
+    __slots__ = ("mock_type", "target", "_model")
+
+    def __init__(self, mock_type: str, target: str):
+        self.mock_type = mock_type
+        self.target = target
+        self._model: type[BaseModel] | None = None
+
+    def model(self) -> type[BaseModel]:
+        """The config model class (imported on the first call)."""
+        if self._model is None:
+            self._model = resolve_target(self.target, self.mock_type)
+        return self._model
+
+    def _validate(self, value: Any, info: core_schema.ValidationInfo) -> Any:
+        return self.model().model_validate(value, context=info.context)
+
+    def _json_schema(self, schema: Any, handler: Any) -> Any:
+        # Through the generator's own entry, so the model lands in $defs and is referenced,
+        # as a model field's schema is.
+        generator = handler.generate_json_schema
+        return generator.generate_inner(self.model().__pydantic_core_schema__)
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        return core_schema.with_info_plain_validator_function(
+            self._validate, metadata={"pydantic_js_annotation_functions": [self._json_schema]})
+
+    def __repr__(self) -> str:
+        return f"ProtocolBlock({self.mock_type!r}, {self.target!r})"
+
+
+#: ``{mock type: its block type}`` in registry order.
+PROTOCOL_BLOCKS: dict[str, ProtocolBlock] = {
+    entry.mock_type: ProtocolBlock(entry.mock_type, entry.config_model) for entry in PROTOCOLS}
+
 #: SPEC "Mock": the common fields plus one optional block per registered mock type, each typed
-#: by its handler's config model (:data:`mocks.protocols.PROTOCOLS`). Validation requires the
-#: block named by ``type`` and rejects the others, so a mock is in effect a union over ``type``.
+#: by its handler's config model (:data:`mocks.protocols.PROTOCOLS`, through
+#: :class:`ProtocolBlock`). Validation requires the block named by ``type`` and rejects the
+#: others, so a mock is in effect a union over ``type``.
 Mock = create_model(  # type: ignore[call-overload]
     "Mock", __base__=MockFields, __module__=__name__,
     __doc__="A mock: the common fields and the protocol block named by its type.",
-    **{kind: (model | None, None) for kind, model in config_models().items()})
+    **{kind: (Annotated[Any, block] | None, None) for kind, block in PROTOCOL_BLOCKS.items()})
 
 
 #: A name in a redaction list: non-empty; ``*`` matches any run of characters.
