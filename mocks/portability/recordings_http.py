@@ -24,9 +24,10 @@ Rules, in the order they apply:
   that tell them apart become conditions, fewest first: a captured path segment (the mock
   then matches that literal path, ``GET /users/42`` next to ``GET /users/43``), a query
   parameter (``queryParams``; ``{absent: true}`` where a recording lacked it) or a scalar of
-  a JSON request body (``bodyJsonPath``; ``{exists: false}`` where absent). Query
-  parameters and body fields that look like nonces (``_``, ``timestamp``, ``nonce``,
-  ``requestId``, ... or UUID values) are never used. Keys that do not tell answers apart are
+  a JSON request body (``bodyJsonPath``; ``{exists: false}`` where absent; a request body
+  the recorder cut is not read). Query parameters and body fields that look like nonces
+  (``_``, ``timestamp``, ``nonce``, ``requestId``, ... or UUID values) or were redacted
+  (``[REDACTED]``) are never used. Keys that do not tell answers apart are
   left out, so the mock matches any value.
 * **Repeated requests.** Recordings with the same conditions but different answers give a
   ``responses`` list served in turn (``responseMode: sequential``, starting again after the
@@ -213,17 +214,18 @@ def _header(pairs: list[tuple[str, str]], name: str) -> str:
 
 
 def _truncated(record: dict[str, Any], side: str) -> bool:
-    """Whether the recorder flagged ``side``'s body (``request``/``response``) as cut:
-    ``bodyTruncated: true`` on the record (the response), ``{request, response}`` flags on
-    the record, or ``bodyTruncated`` inside the side."""
+    """Whether the recorder flagged ``side``'s body (``request``/``response``) as cut.
+
+    The side's own ``bodyTruncated`` decides when either side carries one (the record-level
+    flag then only repeats them); otherwise a record-level ``bodyTruncated`` (``true``, or
+    ``{request, response}`` flags) counts for both sides."""
+    part, other = record.get(side), record.get("request" if side == "response" else "response")
+    if isinstance(part, dict) and "bodyTruncated" in part:
+        return bool(part["bodyTruncated"])
+    if isinstance(other, dict) and "bodyTruncated" in other:
+        return False
     flag = record.get("bodyTruncated")
-    if isinstance(flag, dict):
-        if flag.get(side):
-            return True
-    elif flag and side == "response":
-        return True
-    part = record.get(side)
-    return isinstance(part, dict) and bool(part.get("bodyTruncated"))
+    return bool(flag.get(side)) if isinstance(flag, dict) else bool(flag)
 
 
 def _decompress(body: bytes, encoding: str) -> bytes | None:
@@ -423,6 +425,11 @@ def _volatile(name: str) -> bool:
     return re.sub(r"[-_\s]", "", name.lower()) in VOLATILE_NAMES
 
 
+def _unusable(value: str) -> bool:
+    """A value no condition should test: a UUID (a nonce) or a redacted value."""
+    return bool(_UUID.match(value)) or REDACTED in value
+
+
 def _body_leaves(value: Any, path: str = "$", depth: int = 0,
                  leaves: dict[str, Any] | None = None) -> dict[str, Any]:
     """``{jsonpath: scalar}`` of the object keys of a JSON body (bounded; arrays and keys
@@ -472,11 +479,11 @@ def _candidates(shape: Shape, leaves: dict[int, dict]) -> list[tuple[str, Any]]:
     body_paths: dict[str, None] = {}
     for exchange in shape.exchanges:
         for name, value in exchange.query.items():
-            if not _volatile(name) and not _UUID.match(value):
+            if not _volatile(name) and not _unusable(value):
                 query_names.setdefault(name)
         body_paths.update(dict.fromkeys(
             where for where, value in leaves[exchange.order].items()
-            if not (isinstance(value, str) and _UUID.match(value))))
+            if not (isinstance(value, str) and _unusable(value))))
     keys += [("query", name) for name in query_names]
     keys += [("body", where) for where in body_paths]
     varying = [key for key in keys

@@ -291,6 +291,31 @@ def test_a_truncated_body_is_served_as_cut_and_said_so():
     assert any("truncated" in warning for warning in result.warnings)
 
 
+def test_a_cut_request_body_is_flagged_on_its_side_only():
+    """The proxy sets the record's flag when either side was cut, plus the side's own."""
+    records = [recording("POST", "/up", body={"ok": 1}, request={"kind": "a"}),
+               recording("POST", "/up", body={"ok": 2}, request={"kind": "b"})]
+    for record in records:
+        record["request"]["bodyTruncated"] = True
+        record["bodyTruncated"] = True
+    result = convert_http_recordings_result(records)
+    [mock] = result.mocks
+    assert "bodyJsonPath" not in mock["http"]["matcher"]  # a cut request body is not read
+    assert "description" not in mock and not result.warnings  # the answers were whole
+
+
+def test_redacted_values_never_become_conditions():
+    records = [recording("GET", "/me?api_key=[REDACTED]", body={"n": 1}),
+               recording("GET", "/me?api_key=[REDACTED]&x=1", body={"n": 2}),
+               recording("POST", "/pw", body={"ok": True}, request={"password": "[REDACTED]"}),
+               recording("POST", "/pw", 401, body={"ok": False}, request={"password": "[REDACTED]"})]
+    conditions = matchers(convert(records))
+    assert conditions["GET /me?x=(absent)"]["queryParams"] == {"x": {"absent": True}}
+    assert all("api_key" not in (matcher.get("queryParams") or {})
+               for matcher in conditions.values())
+    assert conditions["POST /pw"] == {"method": "POST", "path": "/pw"}
+
+
 # ---------------------------------------------------------------------------- input
 
 
