@@ -80,7 +80,7 @@ from typing import Any
 
 from mocks.core.redaction import REDACTED, SENSITIVE_HEADERS
 from mocks.portability.importers.common import (IdAllocator, TRANSPORT_HEADERS, body_value,
-                                                content_type_of, http_mock, split_url)
+                                                http_mock, split_url)
 from mocks.portability.importers.result import ImportResult
 
 FORMAT = "recordings"
@@ -164,6 +164,8 @@ class Exchange:
         content_type: the answer's Content-Type ("" without one).
         encoding: a Content-Encoding kept because the body could not be decoded ("").
         truncated: the recorder cut the answer's body.
+        answer_key: identity of the answer as served (set after reading), for comparing
+            answers.
     """
 
     order: int
