@@ -1,0 +1,894 @@
+"""The recording proxy: an HTTP/1.1 forward proxy on asyncio streams and h11.
+
+One :class:`ProxyServer` listens on its own port in the server's event loop. Per client
+connection, an h11 server connection reads requests:
+
+* absolute-form requests (``GET http://host/path``) are forwarded to the origin over a
+  keep-alive upstream connection (h11 client; TLS for ``https://``);
+* ``CONNECT host:port`` is *intercepted* when a CA is loaded, the mode needs to see the traffic
+  (``record``, ``playback``) and the host passes the host filters: the proxy answers 200, speaks
+  TLS to the client with a leaf certificate minted for the host, and serves the requests inside
+  as above (origin-form, upstream over TLS). Otherwise the bytes are tunnelled blind;
+* a WebSocket upgrade is forwarded, and after ``101`` bytes are relayed both ways; in
+  ``record`` mode the frames are parsed (wsproto) into a stream recording (source ``proxy``);
+  ``Sec-WebSocket-Extensions`` is not forwarded then, so frames are never compressed;
+* a ``text/event-stream`` answer is relayed chunk by chunk and, in ``record`` mode, its events
+  become an SSE stream recording.
+
+Bodies stream through in both directions; a recording keeps at most ``body_cap`` bytes of each
+(``bodyTruncated``). Modes: ``record`` (forward and record), ``passthrough`` (forward only),
+``playback`` (answer from the session's HTTP recordings, :mod:`proxy.playback`; nothing
+matching: 502 ``no_recording``, or forwarded with ``fallthrough: forward``). Errors the proxy
+answers itself are JSON ``{"error", "message"}``: 502 ``upstream_unreachable`` /
+``upstream_tls_error``, 508 ``proxy_loop`` (a request aimed at the proxy itself), 400
+``not_a_proxy_request`` (an origin-form request on the proxy port), 413 ``body_too_large``.
+
+Limits: request heads 64 KiB; :data:`MAX_CONNECTIONS` client connections; an idle client
+connection is closed after :data:`IDLE_TIMEOUT` s; connecting upstream times out after
+:data:`CONNECT_TIMEOUT` s and waiting for a response head after :data:`RESPONSE_TIMEOUT` s.
+
+Source: SPEC "Proxy" (records or replays HTTP traffic; HTTPS recorded only when the client
+trusts the CA, tunnelled otherwise), "Proxy and stream recording"; behavior notes §1.
+
+Django-free; everything runs on one event loop (the server's).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import socket
+import ssl
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+import h11
+import orjson
+
+from proxy.recording import (DEFAULT_BODY_CAP, BodyTap, Filters, RecordingRedaction, SSEParser,
+                             WebSocketTap, b64, header_lists)
+
+log = logging.getLogger("mockd.proxy")
+
+MODES = ("record", "passthrough", "playback")
+FALLTHROUGHS = ("502", "forward")
+MAX_HEAD = 64 * 1024
+MAX_CONNECTIONS = 1000
+IDLE_TIMEOUT = 120.0
+CONNECT_TIMEOUT = 10.0
+RESPONSE_TIMEOUT = 300.0
+TLS_HANDSHAKE_TIMEOUT = 15.0
+#: Largest request body playback buffers to compare with recordings (beyond it: 413).
+PLAYBACK_BODY_LIMIT = 10 * 1024 * 1024
+READ_SIZE = 64 * 1024
+
+#: Headers that describe one hop, never forwarded (RFC 9110 §7.6.1, plus the proxy ones).
+HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"proxy-connection",
+                        b"proxy-authorization", b"proxy-authenticate", b"te", b"trailer",
+                        b"transfer-encoding", b"upgrade"})
+
+
+class UpstreamError(Exception):
+    """The origin could not be reached (``code`` ``upstream_unreachable`` or
+    ``upstream_tls_error``)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class ProxySettings:
+    """Everything a :class:`ProxyServer` runs with.
+
+    Attributes:
+        host, port: where it listens (port 0: any free port).
+        mode: ``record``, ``passthrough`` or ``playback`` (may change while running).
+        session_id, session_name: the HTTP recording session recordings go to.
+        filters: recording filters (may change while running).
+        ca: a :class:`proxy.ca.CertificateAuthority`, or None (CONNECT is tunnelled).
+        upstream_context: client TLS context for origins (verification as configured).
+        fallthrough: ``502`` or ``forward`` (playback with no matching recording).
+        body_cap: bytes of each body a recording keeps.
+        redaction: how recordings are redacted.
+        store: returns the recording store (``recordings.store.current``).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8888
+    mode: str = "record"
+    session_id: str | None = None
+    session_name: str = "default"
+    filters: Filters = field(default_factory=Filters)
+    ca: Any = None
+    upstream_context: ssl.SSLContext | None = None
+    fallthrough: str = "502"
+    body_cap: int = DEFAULT_BODY_CAP
+    redaction: RecordingRedaction = field(default_factory=RecordingRedaction)
+    store: Callable[[], Any] | None = None
+
+
+def upstream_context(ca_file: str | None = None, insecure: bool = False) -> ssl.SSLContext:
+    """The client TLS context for origins: the system store (and ``SSL_CERT_FILE`` /
+    ``SSL_CERT_DIR``), plus ``ca_file`` when given; ``insecure`` verifies nothing.
+    Raises :class:`OSError` / :class:`ssl.SSLError` when ``ca_file`` cannot be loaded."""
+    context = ssl.create_default_context()
+    if ca_file:
+        context.load_verify_locations(cafile=ca_file)
+    if insecure:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+def _json_error(status: int, code: str, message: str) -> tuple[int, list[tuple[bytes, bytes]],
+                                                                   bytes]:
+    body = orjson.dumps({"error": code, "message": message})
+    return status, [(b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode())], body
+
+
+def _connection_tokens(headers: list[tuple[bytes, bytes]]) -> set[bytes]:
+    tokens: set[bytes] = set()
+    for name, value in headers:
+        if name.lower() == b"connection":
+            tokens.update(token.strip().lower() for token in value.split(b","))
+    return tokens
+
+
+def _strip_hop(headers: list[tuple[bytes, bytes]], keep: frozenset[bytes] = frozenset()
+               ) -> list[tuple[bytes, bytes]]:
+    named = _connection_tokens(headers) - keep
+    return [(name, value) for name, value in headers
+            if (name.lower() not in HOP_BY_HOP or name.lower() in keep)
+            and name.lower() not in named]
+
+
+def _header(headers: list[tuple[bytes, bytes]], wanted: bytes) -> bytes | None:
+    for name, value in headers:
+        if name.lower() == wanted:
+            return value
+    return None
+
+
+def _split_authority(authority: str, default_port: int) -> tuple[str, int]:
+    """``(host, port)`` of ``host[:port]`` / ``[v6][:port]``; raises ValueError."""
+    parts = urlsplit("//" + authority)
+    host = parts.hostname
+    if not host:
+        raise ValueError(f"no host in {authority!r}")
+    return host, parts.port or default_port
+
+
+class Upstream:
+    """One connection to an origin, speaking HTTP/1.1 through an h11 client connection."""
+
+    def __init__(self, key: tuple[str, str, int], reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter):
+        self.key = key
+        self.reader = reader
+        self.writer = writer
+        self.conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
+
+    @classmethod
+    async def open(cls, scheme: str, host: str, port: int,
+                   context: ssl.SSLContext | None) -> "Upstream":
+        """Connect (TLS for ``https``); raises :class:`UpstreamError`."""
+        tls = None
+        if scheme in ("https", "wss"):
+            tls = context or upstream_context()
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(host, port, ssl=tls, limit=READ_SIZE,
+                                        server_hostname=host if tls else None),
+                CONNECT_TIMEOUT)
+        except ssl.SSLCertVerificationError as error:
+            raise UpstreamError("upstream_tls_error",
+                                f"the certificate of {host}:{port} was not accepted: "
+                                f"{error.verify_message or error.reason}; trust its CA with "
+                                f"upstreamCa (--upstream-ca) or set insecureUpstream") from None
+        except ssl.SSLError as error:
+            raise UpstreamError("upstream_tls_error",
+                                f"TLS with {host}:{port} failed: {error.reason}") from None
+        except (OSError, asyncio.TimeoutError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror \
+                else type(error).__name__
+            raise UpstreamError("upstream_unreachable",
+                                f"cannot connect to {host}:{port}: {reason}") from None
+        return cls((scheme, host.lower(), port), reader, writer)
+
+    def send(self, event: Any) -> None:
+        """Serialize ``event`` onto the connection."""
+        data = self.conn.send(event)
+        if data:
+            self.writer.write(data)
+
+    async def next_event(self, timeout: float | None = None) -> Any:
+        """The next h11 event from the origin (reads as needed)."""
+        while True:
+            event = self.conn.next_event()
+            if event is not h11.NEED_DATA:
+                return event
+            if timeout is None:
+                data = await self.reader.read(READ_SIZE)
+            else:
+                data = await asyncio.wait_for(self.reader.read(READ_SIZE), timeout)
+            self.conn.receive_data(data)
+
+    @property
+    def reusable(self) -> bool:
+        """True when both directions ended cleanly and the origin keeps the connection."""
+        return self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE
+
+    def close(self) -> None:
+        """Close the socket (no wait)."""
+        with contextlib.suppress(Exception):
+            self.writer.close()
+
+
+class _Stop(Exception):
+    """End this client connection (its peer is gone or it cannot go on)."""
+
+
+class ProxyServer:
+    """The proxy listener (see the module docstring). Use :meth:`start` and :meth:`stop` on
+    the event loop; :attr:`settings` may be changed while running (mode, filters, ca).
+
+    Attributes:
+        recorded: HTTP and stream recordings written since start.
+        started_at: epoch seconds of :meth:`start`.
+    """
+
+    def __init__(self, settings: ProxySettings):
+        self.settings = settings
+        self.recorded = 0
+        self.started_at = 0.0
+        self._server: asyncio.base_events.Server | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._own: set[tuple[str, int]] = set()
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        """Bind and serve. Raises :class:`OSError` when the port cannot be bound."""
+        self._server = await asyncio.start_server(
+            self._handle, self.settings.host, self.settings.port, limit=READ_SIZE,
+            reuse_address=True)
+        self.started_at = time.time()
+        for sock in self._server.sockets:
+            address = sock.getsockname()
+            self._own.add((str(address[0]), int(address[1])))
+
+    @property
+    def port(self) -> int:
+        """The port listened on (the real one when started with port 0)."""
+        if self._server is None or not self._server.sockets:
+            return self.settings.port
+        return int(self._server.sockets[0].getsockname()[1])
+
+    async def stop(self) -> None:
+        """Stop listening and close every open connection (streams end; their recordings
+        are finished)."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=5)
+        if server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(server.wait_closed(), 2)
+
+    # ------------------------------------------------------------------ helpers
+    def _is_self(self, host: str, port: int) -> bool:
+        if port != self.port:
+            return False
+        host = host.strip("[]").lower()
+        if host in ("localhost", self.settings.host.lower()):
+            return True
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        if address.is_loopback or address.is_unspecified:
+            return True
+        bound = self.settings.host
+        return bound in ("0.0.0.0", "::", "") or str(address) == bound
+
+    def _store(self) -> Any:
+        getter = self.settings.store
+        if getter is None:
+            from recordings.store import current
+
+            return current()
+        return getter()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if len(self._tasks) >= MAX_CONNECTIONS:
+            writer.close()
+            return
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            await _ClientConnection(self, reader, writer).run()
+        except (asyncio.CancelledError, _Stop):
+            pass
+        except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError, OSError) as error:
+            log.debug("proxy connection ended: %s", type(error).__name__)
+        except Exception:  # noqa: BLE001 - one broken exchange must not stop the proxy
+            log.exception("proxy connection failed")
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+            if task is not None:
+                self._tasks.discard(task)
+
+
+class _ClientConnection:
+    """One client connection (or the TLS stream inside an intercepted CONNECT)."""
+
+    def __init__(self, proxy: ProxyServer, reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter, tunnel: tuple[str, int] | None = None):
+        self.proxy = proxy
+        self.settings = proxy.settings
+        self.reader = reader
+        self.writer = writer
+        self.tunnel = tunnel  # (host, port) of an intercepted CONNECT
+        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        self.upstream: Upstream | None = None
+
+    # ------------------------------------------------------------------ h11 plumbing
+    async def _next_event(self, timeout: float | None = IDLE_TIMEOUT) -> Any:
+        while True:
+            try:
+                event = self.conn.next_event()
+            except h11.RemoteProtocolError as error:
+                await self._error_if_possible(400, "bad_request",
+                                              f"malformed HTTP request: {error}")
+                raise _Stop from None
+            if event is not h11.NEED_DATA:
+                return event
+            try:
+                data = await asyncio.wait_for(self.reader.read(READ_SIZE), timeout)
+            except asyncio.TimeoutError:
+                raise _Stop from None
+            self.conn.receive_data(data)
+
+    async def _send(self, event: Any) -> None:
+        try:
+            data = self.conn.send(event)
+        except h11.LocalProtocolError as error:
+            raise _Stop(str(error)) from None
+        if data:
+            self.writer.write(data)
+            await self.writer.drain()
+
+    async def _respond(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes,
+                       ) -> None:
+        await self._send(h11.Response(status_code=status, headers=headers))
+        if body:
+            await self._send(h11.Data(data=body))
+        await self._send(h11.EndOfMessage())
+
+    async def _error_if_possible(self, status: int, code: str, message: str) -> None:
+        if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+            with contextlib.suppress(Exception):
+                await self._respond(*_json_error(status, code, message))
+
+    async def _error(self, status: int, code: str, message: str) -> None:
+        await self._respond(*_json_error(status, code, message))
+
+    # ------------------------------------------------------------------ the loop
+    async def run(self) -> None:
+        """Serve requests until the client or the proxy closes the connection."""
+        try:
+            while True:
+                event = await self._next_event()
+                if isinstance(event, h11.ConnectionClosed):
+                    return
+                if not isinstance(event, h11.Request):
+                    return
+                switched = await self._serve(event)
+                if switched:
+                    return
+                if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE:
+                    self.conn.start_next_cycle()
+                else:
+                    return
+        finally:
+            if self.upstream is not None:
+                self.upstream.close()
+
+    async def _drain_request(self) -> None:
+        """Read the rest of the request (its body), discarding it."""
+        while self.conn.their_state is h11.SEND_BODY:
+            event = await self._next_event()
+            if isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+                return
+
+    async def _serve(self, request: h11.Request) -> bool:
+        """Serve one request; True when the connection was switched (tunnel, WebSocket)."""
+        method = request.method.decode("ascii", "replace").upper()
+        if method == "CONNECT":
+            return await self._connect(request)
+        headers = list(request.headers.raw_items())
+        target = request.target.decode("latin-1")
+        if self.tunnel is not None:
+            scheme = "https"
+            host, port = self.tunnel
+            path_query = target if target.startswith("/") else "/" + target
+            authority = _header(headers, b"host")
+            authority_text = authority.decode("latin-1") if authority else \
+                (host if port == 443 else f"{host}:{port}")
+        else:
+            parts = urlsplit(target)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                await self._drain_request()
+                await self._error(400, "not_a_proxy_request",
+                                  "this is the mockd recording proxy: configure it as your "
+                                  "HTTP proxy (absolute-form requests, or CONNECT for HTTPS)")
+                return False
+            scheme = parts.scheme
+            host = parts.hostname
+            try:
+                port = parts.port or (443 if scheme == "https" else 80)
+            except ValueError:
+                await self._drain_request()
+                await self._error(400, "bad_request", f"invalid port in {target!r}")
+                return False
+            path_query = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            authority_text = parts.netloc.rpartition("@")[2]
+        if self.proxy._is_self(host, port):
+            await self._drain_request()
+            await self._error(508, "proxy_loop",
+                              f"{host}:{port} is this proxy; a request must target an origin")
+            return False
+        url = f"{scheme}://{authority_text}{path_query}" if self.tunnel is None or \
+            authority_text else f"{scheme}://{host}{path_query}"
+        exchange = _Exchange(method, scheme, host, port, authority_text, path_query, url,
+                             headers, request.http_version)
+        mode = self.settings.mode
+        upgrade = _header(headers, b"upgrade")
+        if upgrade is not None and upgrade.lower() == b"websocket" and \
+                b"upgrade" in _connection_tokens(headers):
+            return await self._websocket(exchange)
+        if mode == "playback":
+            return await self._playback(exchange)
+        await self._forward(exchange, record=mode == "record")
+        return False
+
+    # ------------------------------------------------------------------ forwarding
+    def _upstream_headers(self, exchange: "_Exchange") -> list[tuple[bytes, bytes]]:
+        headers = [(name, value) for name, value in _strip_hop(exchange.headers)
+                   if name.lower() not in (b"host", b"expect")]
+        return [(b"Host", exchange.authority.encode("latin-1")), *headers]
+
+    async def _get_upstream(self, exchange: "_Exchange") -> Upstream:
+        key = (exchange.scheme, exchange.host.lower(), exchange.port)
+        if self.upstream is not None and self.upstream.key == key and \
+                self.upstream.conn.our_state is h11.IDLE and \
+                not self.upstream.reader.at_eof():
+            return self.upstream
+        if self.upstream is not None:
+            self.upstream.close()
+            self.upstream = None
+        self.upstream = await Upstream.open(exchange.scheme, exchange.host, exchange.port,
+                                            self.settings.upstream_context)
+        return self.upstream
+
+    async def _forward(self, exchange: "_Exchange", record: bool,
+                       body: bytes | None = None) -> None:
+        """Send the request upstream (streaming its body, or ``body`` when already read) and
+        relay the answer; record it when ``record`` and the filters pass."""
+        record = record and self.settings.filters.records(exchange.host, exchange.path)
+        cap = self.settings.body_cap
+        started = time.perf_counter_ns()
+        request_tap = BodyTap(cap) if record else None
+        try:
+            upstream = await self._get_upstream(exchange)
+        except UpstreamError as error:
+            await self._drain_request()
+            await self._error(502, error.code, error.message)
+            return
+        if self.conn.client_is_waiting_for_100_continue:
+            await self._send(h11.InformationalResponse(status_code=100, headers=[]))
+        try:
+            upstream.send(h11.Request(method=exchange.method,
+                                      target=exchange.path_query.encode("latin-1"),
+                                      headers=self._upstream_headers(exchange)))
+            if body is not None:
+                if body:
+                    upstream.send(h11.Data(data=body))
+                    if request_tap is not None:
+                        request_tap.feed(body)
+                upstream.send(h11.EndOfMessage())
+                await upstream.writer.drain()
+            else:
+                while True:
+                    event = await self._next_event()
+                    if isinstance(event, h11.Data):
+                        upstream.send(event)
+                        await upstream.writer.drain()
+                        if request_tap is not None:
+                            request_tap.feed(event.data)
+                    elif isinstance(event, h11.EndOfMessage):
+                        upstream.send(h11.EndOfMessage())
+                        await upstream.writer.drain()
+                        break
+                    else:
+                        raise _Stop("client went away mid-request")
+            response = await upstream.next_event(RESPONSE_TIMEOUT)
+            while isinstance(response, h11.InformationalResponse):
+                response = await upstream.next_event(RESPONSE_TIMEOUT)
+        except (OSError, asyncio.TimeoutError, h11.ProtocolError, ssl.SSLError) as error:
+            upstream.close()
+            self.upstream = None
+            reason = "timed out" if isinstance(error, asyncio.TimeoutError) else \
+                (str(error) or type(error).__name__)
+            await self._error_if_possible(
+                502, "upstream_unreachable",
+                f"{exchange.host}:{exchange.port} did not answer: {reason}")
+            if self.conn.their_state is h11.SEND_BODY:
+                raise _Stop from None
+            return
+        if not isinstance(response, h11.Response):
+            upstream.close()
+            self.upstream = None
+            await self._error_if_possible(502, "upstream_unreachable",
+                                          f"{exchange.host}:{exchange.port} closed the "
+                                          f"connection without an answer")
+            return
+        response_headers = list(response.headers.raw_items())
+        content_type = (_header(response_headers, b"content-type") or b"").lower()
+        sse = record and content_type.startswith(b"text/event-stream")
+        await self._send(h11.Response(status_code=response.status_code,
+                                      headers=_strip_hop(response_headers),
+                                      reason=response.reason))
+        response_tap = BodyTap(cap) if record and not sse else None
+        stream = self._sse_recorder(exchange) if sse else None
+        parser = SSEParser() if stream is not None else None
+        complete = False
+        try:
+            while True:
+                event = await upstream.next_event()
+                if isinstance(event, h11.Data):
+                    if response_tap is not None:
+                        response_tap.feed(event.data)
+                    if parser is not None:
+                        for event_type, data, event_id in parser.feed(event.data):
+                            stream.sse_event(data, event_type=event_type, event_id=event_id)
+                    await self._send(h11.Data(data=event.data))
+                elif isinstance(event, h11.EndOfMessage):
+                    await self._send(h11.EndOfMessage())
+                    complete = True
+                    break
+                else:
+                    break
+        except (OSError, h11.ProtocolError, ssl.SSLError):
+            pass
+        finally:
+            if stream is not None:
+                self._finish_stream(stream, "complete" if complete else "incomplete")
+            if not complete or not upstream.reusable:
+                upstream.close()
+                self.upstream = None
+            else:
+                upstream.conn.start_next_cycle()
+        if not complete:
+            raise _Stop("the answer did not end cleanly")
+        if response_tap is not None and request_tap is not None:
+            self._record_http(exchange, request_tap, response.status_code,
+                              response.reason.decode("latin-1"), response_headers,
+                              response_tap, time.perf_counter_ns() - started)
+
+    # ------------------------------------------------------------------ recording
+    def _record_http(self, exchange: "_Exchange", request_tap: BodyTap, status: int,
+                     reason: str, response_headers: list[tuple[bytes, bytes]],
+                     response_tap: BodyTap, duration_ns: int) -> None:
+        redaction = self.settings.redaction
+        request_headers = header_lists(exchange.headers_for_record())
+        answer_headers = header_lists(response_headers)
+        request_body = redaction.body(request_tap.value(), request_headers,
+                                      request_tap.truncated)
+        response_body = redaction.body(response_tap.value(), answer_headers,
+                                       response_tap.truncated)
+        record: dict[str, Any] = {
+            "request": {"method": exchange.method, "url": redaction.url(exchange.url),
+                        "path": exchange.path, "host": exchange.authority,
+                        "scheme": exchange.scheme,
+                        "headers": redaction.headers(request_headers),
+                        "body": b64(request_body)},
+            "response": {"statusCode": status, "statusText": reason,
+                         "headers": redaction.headers(answer_headers),
+                         "body": b64(response_body)},
+            "duration": duration_ns,
+        }
+        if request_tap.truncated:
+            record["request"]["bodyTruncated"] = True
+        if response_tap.truncated:
+            record["response"]["bodyTruncated"] = True
+        if request_tap.truncated or response_tap.truncated:
+            record["bodyTruncated"] = True
+        try:
+            self.proxy._store().add("http", record, session_id=self.settings.session_id,
+                                    columns={"method": exchange.method, "path": exchange.path,
+                                             "host": exchange.host, "status": status})
+            self.proxy.recorded += 1
+        except Exception:  # noqa: BLE001 - a failed write never breaks the relay
+            log.exception("cannot store a proxy recording")
+
+    def _stream_recorder(self, exchange: "_Exchange", protocol: str,
+                         subprotocol: str | None = None) -> Any:
+        try:
+            from recordings.streams import StreamRecorder
+
+            redaction = self.settings.redaction
+            headers = redaction.headers(header_lists(exchange.headers_for_record()))
+            query = exchange.path_query.partition("?")[2]
+            return StreamRecorder.start(
+                self.proxy._store(), protocol=protocol, path=exchange.path,
+                name=f"{exchange.method} {redaction.url(exchange.url)}"[:200],
+                headers=headers, query=redaction.redaction.query(query), source="proxy",
+                session_id=self.settings.session_id, subprotocol=subprotocol)
+        except Exception:  # noqa: BLE001 - recording is an observer
+            log.exception("cannot start a proxy stream recording")
+            return None
+
+    def _sse_recorder(self, exchange: "_Exchange") -> Any:
+        return self._stream_recorder(exchange, "sse")
+
+    def _finish_stream(self, recorder: Any, status: str) -> None:
+        try:
+            recorder.finish(status)
+            self.proxy.recorded += 1
+        except Exception:  # noqa: BLE001 - recording is an observer
+            log.exception("cannot finish a proxy stream recording")
+
+    # ------------------------------------------------------------------ playback
+    async def _playback(self, exchange: "_Exchange") -> bool:
+        from proxy.playback import find_recording, playback_response
+
+        body = bytearray()
+        while self.conn.their_state is h11.SEND_BODY:
+            event = await self._next_event()
+            if isinstance(event, h11.Data):
+                body += event.data
+                if len(body) > PLAYBACK_BODY_LIMIT:
+                    await self._error(413, "body_too_large",
+                                      f"playback compares bodies up to "
+                                      f"{PLAYBACK_BODY_LIMIT} bytes")
+                    raise _Stop
+            elif isinstance(event, h11.EndOfMessage):
+                break
+            else:
+                raise _Stop
+        try:
+            recording = find_recording(self.proxy._store(), self.settings.session_id,
+                                       self.settings.session_name, exchange.method,
+                                       self.settings.redaction.url(exchange.url),
+                                       exchange.path, bytes(body))
+        except Exception:  # noqa: BLE001 - a store fault answers like "no recording"
+            log.exception("proxy playback lookup failed")
+            recording = None
+        if recording is not None:
+            await self._respond(*playback_response(recording))
+            return False
+        if self.settings.fallthrough == "forward":
+            await self._forward(exchange, record=False, body=bytes(body))
+            return False
+        await self._error(502, "no_recording",
+                          f"no recording of {exchange.method} {exchange.path} in session "
+                          f"{self.settings.session_name!r}; record it first, or start the "
+                          f"proxy with fallthrough: forward")
+        return False
+
+    # ------------------------------------------------------------------ CONNECT
+    async def _connect(self, request: h11.Request) -> bool:
+        target = request.target.decode("latin-1")
+        try:
+            host, port = _split_authority(target, 443)
+        except ValueError:
+            await self._drain_request()
+            await self._error(400, "bad_request", f"CONNECT needs host:port, got {target!r}")
+            return False
+        await self._drain_request()
+        if self.proxy._is_self(host, port):
+            await self._error(508, "proxy_loop",
+                              f"{host}:{port} is this proxy; CONNECT must target an origin")
+            return False
+        settings = self.settings
+        intercept = (settings.ca is not None and settings.mode in ("record", "playback")
+                     and settings.filters.host_passes(host) and self.tunnel is None)
+        if not intercept:
+            try:
+                upstream = await Upstream.open("tcp", host, port, None)
+            except UpstreamError as error:
+                await self._error(502, error.code, error.message)
+                return False
+            await self._send(h11.Response(status_code=200, headers=[],
+                                          reason=b"Connection Established"))
+            trailing, _ = self.conn.trailing_data
+            if trailing:
+                upstream.writer.write(trailing)
+            await _pipe_both(self.reader, self.writer, upstream.reader, upstream.writer)
+            return True
+        await self._send(h11.Response(status_code=200, headers=[],
+                                      reason=b"Connection Established"))
+        trailing, _ = self.conn.trailing_data
+        if trailing:
+            # The client spoke before the answer; the buffered bytes cannot go back under TLS.
+            raise _Stop
+        context = settings.ca.server_context(host)
+        try:
+            await self.writer.start_tls(context, ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT)
+        except (ssl.SSLError, OSError, asyncio.TimeoutError, ConnectionError) as error:
+            log.info("TLS with a client for %s failed (does it trust the proxy CA?): %s",
+                     host, getattr(error, "reason", None) or type(error).__name__)
+            raise _Stop from None
+        inner = _ClientConnection(self.proxy, self.reader, self.writer, tunnel=(host, port))
+        await inner.run()
+        return True
+
+    # ------------------------------------------------------------------ WebSocket
+    async def _websocket(self, exchange: "_Exchange") -> bool:
+        await self._drain_request()
+        record = self.settings.mode == "record" and \
+            self.settings.filters.records(exchange.host, exchange.path)
+        headers = [(name, value) for name, value in
+                   _strip_hop(exchange.headers, keep=frozenset({b"upgrade"}))
+                   if name.lower() not in (b"host",)
+                   and not (record and name.lower() == b"sec-websocket-extensions")]
+        headers = [(b"Host", exchange.authority.encode("latin-1")),
+                   (b"Connection", b"Upgrade"), *headers]
+        try:
+            upstream = await Upstream.open(exchange.scheme, exchange.host, exchange.port,
+                                           self.settings.upstream_context)
+        except UpstreamError as error:
+            await self._error(502, error.code, error.message)
+            return False
+        try:
+            upstream.send(h11.Request(method=exchange.method,
+                                      target=exchange.path_query.encode("latin-1"),
+                                      headers=headers))
+            upstream.send(h11.EndOfMessage())
+            await upstream.writer.drain()
+            answer = await upstream.next_event(RESPONSE_TIMEOUT)
+        except (OSError, asyncio.TimeoutError, h11.ProtocolError, ssl.SSLError) as error:
+            upstream.close()
+            await self._error(502, "upstream_unreachable",
+                              f"{exchange.host}:{exchange.port} did not answer: "
+                              f"{type(error).__name__}")
+            return False
+        if not (isinstance(answer, h11.InformationalResponse) and answer.status_code == 101):
+            # Refused upgrade: relay the answer as is, then close.
+            try:
+                if isinstance(answer, h11.Response):
+                    await self._send(h11.Response(status_code=answer.status_code,
+                                                  headers=_strip_hop(
+                                                      list(answer.headers.raw_items())),
+                                                  reason=answer.reason))
+                    while True:
+                        event = await upstream.next_event(RESPONSE_TIMEOUT)
+                        if isinstance(event, h11.Data):
+                            await self._send(event)
+                        else:
+                            await self._send(h11.EndOfMessage())
+                            break
+                else:
+                    await self._error(502, "upstream_unreachable", "no upgrade answer")
+            finally:
+                upstream.close()
+            raise _Stop
+        answer_headers = list(answer.headers.raw_items())
+        await self._send(h11.InformationalResponse(
+            status_code=101, headers=_strip_hop(answer_headers, keep=frozenset({b"upgrade"}))
+            + [(b"Connection", b"Upgrade")], reason=answer.reason))
+        client_trailing, _ = self.conn.trailing_data
+        upstream_trailing, _ = upstream.conn.trailing_data
+        recorder = None
+        taps: tuple[Any, Any] = (None, None)
+        if record:
+            subprotocol = _header(answer_headers, b"sec-websocket-protocol")
+            recorder = self._stream_recorder(
+                exchange, "websocket", subprotocol.decode("latin-1") if subprotocol else None)
+            if recorder is not None:
+                taps = (WebSocketTap(recorder, "c2s", self.settings.body_cap),
+                        WebSocketTap(recorder, "s2c", self.settings.body_cap))
+        if client_trailing:
+            if taps[0] is not None:
+                taps[0].feed(client_trailing)
+            upstream.writer.write(client_trailing)
+        if upstream_trailing:
+            if taps[1] is not None:
+                taps[1].feed(upstream_trailing)
+            self.writer.write(upstream_trailing)
+        try:
+            await _pipe_both(self.reader, self.writer, upstream.reader, upstream.writer,
+                             taps[0].feed if taps[0] else None,
+                             taps[1].feed if taps[1] else None)
+        finally:
+            if recorder is not None:
+                closed = taps[0].closed or taps[1].closed
+                failed = taps[0].failed or taps[1].failed
+                self._finish_stream(recorder, "corrupted" if failed else
+                                    "complete" if closed else "incomplete")
+        return True
+
+
+@dataclass(slots=True)
+class _Exchange:
+    """One proxied request's parts (``path``: ``path_query`` without its query)."""
+
+    method: str
+    scheme: str
+    host: str
+    port: int
+    authority: str
+    path_query: str
+    url: str
+    headers: list[tuple[bytes, bytes]]
+    http_version: bytes
+    path: str = ""
+
+    def __post_init__(self) -> None:
+        self.path = self.path_query.partition("?")[0] or "/"
+
+    def headers_for_record(self) -> list[tuple[bytes, bytes]]:
+        """The request headers as the origin got them (hop-by-hop ones left out)."""
+        return [(name, value) for name, value in _strip_hop(self.headers)
+                if name.lower() != b"expect"]
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                tap: Callable[[bytes], None] | None) -> None:
+    try:
+        while True:
+            data = await reader.read(READ_SIZE)
+            if not data:
+                break
+            if tap is not None:
+                tap(data)
+            writer.write(data)
+            await writer.drain()
+    except (OSError, ssl.SSLError, ConnectionError):
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            if writer.can_write_eof():
+                writer.write_eof()
+
+
+async def _pipe_both(client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
+                     upstream_reader: asyncio.StreamReader,
+                     upstream_writer: asyncio.StreamWriter,
+                     c2s: Callable[[bytes], None] | None = None,
+                     s2c: Callable[[bytes], None] | None = None) -> None:
+    """Relay bytes both ways until both directions end (or one fails), then close the
+    upstream side."""
+    tasks = [asyncio.ensure_future(_pipe(client_reader, upstream_writer, c2s)),
+             asyncio.ensure_future(_pipe(upstream_reader, client_writer, s2c))]
+    try:
+        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        if pending:
+            # One side ended: give the other a moment to finish its last bytes.
+            await asyncio.wait(pending, timeout=5)
+    finally:
+        for task in tasks:
+            task.cancel()
+        with contextlib.suppress(Exception):
+            upstream_writer.close()
+
+
+def bind_check(host: str, port: int) -> None:
+    """Raise :class:`OSError` when ``host:port`` cannot be bound now (a quick probe before
+    the real listener, so a busy port is reported before any session is created)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))
