@@ -1,6 +1,7 @@
 """The data-plane ASGI app: the lean hot path of the mock server.
 
 Pipeline (STYLE §4): read the request (body read once, capped) -> built-in health routes ->
+an SSE replay armed at the path (``recordings.replay``; one dict truth test when none) ->
 chaos (only while enabled: ``engine.chaos``) -> match against the snapshot -> respond ->
 serve event to observers.
 
@@ -22,6 +23,8 @@ from mocks.engine.core import Engine, ServeEvent, utc_timestamp
 from mocks.engine.matching import near_misses
 from mocks.core.request import MockRequest
 from mocks.core.responses import JSON_TYPE, json_body, send_simple
+from recordings import replay
+from recordings.replay import PENDING as PENDING_REPLAYS
 
 logger = logging.getLogger("mockd.engine")
 
@@ -126,6 +129,15 @@ class DataPlaneApp:
             if builtin is not None:
                 await send_simple(send, 200, [(b"content-type", JSON_TYPE)], builtin,
                                   head=request.method == "HEAD")
+                return
+
+        if PENDING_REPLAYS and request.method == "GET" and "text/event-stream" in (
+                request.headers.get("accept") or ""):
+            # An SSE replay of a stream recording armed at this path serves this client.
+            session = replay.take("sse", request.path)
+            if session is not None:
+                await session.serve_sse(receive, send)
+                self._observe(request, started, 200)
                 return
 
         if engine.chaos is not None:

@@ -11,6 +11,10 @@ later served over WebSocket on this port) passes the same origin check here: an 
 page on a foreign site cannot open a socket to a local mock. An upgrade without ``Origin``
 (every non-browser client) is admitted. Plain HTTP never comes through this module.
 
+A stream recording armed at the path (``POST /stream-recordings/start``) records the
+connection's frames; a replay armed there (``POST /stream-recordings/{id}/replay``) serves the
+next connection instead of any mock. Both cost one dict truth test when nothing is armed.
+
 Source: ARCHITECTURE "Processes and ports" (``websocket`` -> the protocol handlers' WebSocket
 routes); behavior notes §4 (the data plane's CORS origins) and §10; docs/websocket.md
 "Origins". Django-free.
@@ -21,6 +25,9 @@ from typing import Any
 
 from chaos.injector import admit_websocket
 from mocks.engine.core import Engine
+from recordings import replay, stream_registry
+from recordings.replay import PENDING as PENDING_REPLAYS
+from recordings.stream_registry import ARMED as ARMED_RECORDINGS
 
 
 def upgrade_origin(scope: dict[str, Any]) -> str | None:
@@ -52,8 +59,10 @@ class WebSocketRouterApp:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         engine = self.engine
-        routes = engine.snapshot.websocket_routes
         path = scope.get("path", "")
+        if PENDING_REPLAYS and await self._replay(scope, path, receive, send):
+            return  # served by a stream-recording replay armed at this path
+        routes = engine.snapshot.websocket_routes
         route = routes.get(path)
         if route is None:
             # Paths with {name} captures: few per config, tried in config order.
@@ -74,4 +83,31 @@ class WebSocketRouterApp:
         chaos = engine.chaos
         if chaos is not None and not await admit_websocket(chaos, scope, receive, send):
             return  # refused by a chaos fault (behavior notes §11)
+        if ARMED_RECORDINGS:
+            recorder = stream_registry.claim("websocket", path, scope.get("headers"),
+                                             scope.get("query_string", b""))
+            if recorder is not None:
+                tapped_receive, tapped_send = stream_registry.websocket_taps(recorder, receive,
+                                                                             send)
+                try:
+                    await route.app(scope, tapped_receive, tapped_send)
+                finally:
+                    stream_registry.finish(recorder)
+                return
         await route.app(scope, receive, send)
+
+    async def _replay(self, scope: dict[str, Any], path: str, receive: Any,
+                      send: Any) -> bool:
+        """Serve the connection from a replay armed at ``path`` (see
+        :mod:`recordings.replay`); False when none is armed there. The origin rule above
+        applies to replays too."""
+        session = replay.take("websocket", path)
+        if session is None:
+            return False
+        origin = upgrade_origin(scope)
+        if origin is not None and not self.engine.cors.allowed(origin):
+            replay.put_back(session)
+            await refuse_upgrade(receive, send)
+            return True
+        await session.serve_websocket(scope, receive, send)
+        return True

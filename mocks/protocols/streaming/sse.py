@@ -38,6 +38,8 @@ from mocks.protocols.streaming.framing import MAX_EVENT_PAYLOAD_BYTES, SseEvent,
 from mocks.protocols.streaming.runtime import SSE, BufferedEvent, StreamConnection, StreamRuntime
 from mocks.protocols.streaming.sender import StreamAbort, StreamAction, StreamClock, refuse, serve_stream
 from mocks.protocols.streaming.templates import compile_sse_template
+from recordings import stream_registry
+from recordings.stream_registry import ARMED as ARMED_RECORDINGS
 
 logger = logging.getLogger("mockd.streaming")
 
@@ -122,10 +124,23 @@ class SseAction(StreamAction):
 
         framing = SseFraming(opening_inline=bool(self.template is not None
                                                  and self.template.inline_opening))
-        return await serve_stream(send, receive, runtime=runtime, connection=connection,
-                                  framing=framing, source=source, headers=headers,
-                                  keepalive_seconds=self.keepalive_seconds,
-                                  event_id_of=_event_id)
+        recorder = None
+        if ARMED_RECORDINGS:  # a stream recording armed at this path records the events
+            recorder = stream_registry.claim("sse", request.path, request.raw_headers,
+                                             request.query_string)
+            if recorder is not None:
+                plain_source = source
+
+                def source(clock: StreamClock) -> AsyncIterator[SseEvent]:
+                    return stream_registry.recorded_events(plain_source(clock), recorder)
+        try:
+            return await serve_stream(send, receive, runtime=runtime, connection=connection,
+                                      framing=framing, source=source, headers=headers,
+                                      keepalive_seconds=self.keepalive_seconds,
+                                      event_id_of=_event_id)
+        finally:
+            if recorder is not None:
+                stream_registry.finish(recorder)
 
     # ------------------------------------------------------------------ the event source
     async def _events(self, clock: StreamClock, connection: StreamConnection,
