@@ -9,6 +9,7 @@ Source: SPEC "Stream recordings", "Admin-side records" (Stream recording); behav
 """
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
@@ -17,7 +18,7 @@ from httpx_sse import connect_sse
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from tests.helpers import make_config, start_server
+from tests.helpers import make_config, run_mockd, start_server
 
 pytestmark = pytest.mark.integration
 
@@ -350,3 +351,39 @@ def test_unknown_ids_bad_modes_and_conflicts(admin, ws_recording):
     admin.post(f"/stream-recordings/{live['recordingId']}/stop")
     convert = admin.post(f"/stream-recordings/{recording_id}/convert", json={"minDelay": "x"})
     assert convert.status_code == 400 and "minDelay" in convert.json()["message"]
+
+
+# ---------------------------------------------------------------------- CLI
+
+def test_cli_commands(server, tmp_path, ws_recording):
+    recording_id = ws_recording["ids"]["recordingId"]
+    client = ["--admin-url", server.admin]
+
+    def mockd(*args: str) -> str:
+        done = run_mockd(["stream-recordings", *args, *client], tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    listing = mockd("list", "--protocol", "websocket")
+    assert recording_id in listing and "PROTOCOL" in listing
+    assert json.loads(mockd("list", "--json"))["total"] >= 1
+    shown = mockd("show", recording_id)
+    assert "-> text   hello" in shown and "<- text   see you" in shown
+    mockd("export", recording_id, "-o", str(tmp_path / "rec.json"))
+    assert json.loads((tmp_path / "rec.json").read_text())["id"] == recording_id
+    mock = json.loads(mockd("convert", recording_id, "--simplify-timing", "--min-delay", "10",
+                            "--max-delay", "5000"))
+    assert mock["type"] == "websocket"
+    assert all(step["message"]["delay"] >= 10
+               for step in mock["websocket"]["scenario"]["steps"] if step["type"] == "send")
+    assert "recordings" in mockd("stats")
+    assert json.loads(mockd("sessions", "--json"))["count"] == 0
+    assert "No active" in mockd("sessions")
+    with server.admin_client() as admin:
+        scratch = admin.post("/stream-recordings/start",
+                             json={"protocol": "sse", "path": "/cli/scratch"}).json()
+        admin.post(f"/stream-recordings/{scratch['recordingId']}/stop")
+    assert "until vacuum" in mockd("delete", scratch["recordingId"])
+    assert json.loads(mockd("vacuum", "--json"))["removed"] >= 1
+    missing = run_mockd(["stream-recordings", "show", "nope", *client], tmp_path)
+    assert missing.returncode != 0 and "not found" in missing.stderr
