@@ -65,25 +65,33 @@ def server(tmp_path_factory):
         yield process
 
 
-@pytest.fixture(scope="module")
-def recorded(server, origin):
-    """Record five exchanges through the proxy in session ``shop``; answers the session id
-    and the upstream's answers."""
+def record_through_proxy(server, origin: str, session_name: str,
+                         paths: tuple[str, ...], post: bool = False):
+    """Start the proxy (record mode, session ``session_name``), GET each path of ``origin``
+    through it (and POST ``/users`` with ``post``), stop it; answers the session id and the
+    upstream's answers by path (``"POST /users"`` for the post)."""
     port = free_port()
     with server.admin_client() as admin:
         started = admin.post("/proxy/start", json={"port": port, "mode": "record",
-                                                   "sessionName": "shop"})
+                                                   "sessionName": session_name})
         assert started.status_code == 200, started.text
-        session_id = started.json()["sessionId"]
         answers = {}
         with httpx.Client(proxy=f"http://127.0.0.1:{port}", trust_env=False,
                           timeout=10) as client:
-            for path in ("/users/1", "/users/2", "/users/1", "/missing"):
+            for path in paths:
                 answers[path] = client.get(origin + path,
                                            headers={"Authorization": "Bearer hidden"})
-            answers["POST /users"] = client.post(origin + "/users", json={"name": "ann"})
+            if post:
+                answers["POST /users"] = client.post(origin + "/users", json={"name": "ann"})
         assert admin.post("/proxy/stop").status_code == 200
-    return session_id, answers
+    return started.json()["sessionId"], answers
+
+
+@pytest.fixture(scope="module")
+def recorded(server, origin):
+    """Five exchanges recorded through the proxy in session ``shop``."""
+    return record_through_proxy(server, origin, "shop",
+                                ("/users/1", "/users/2", "/users/1", "/missing"), post=True)
 
 
 def test_sessions_create_list_get_and_delete(admin):
