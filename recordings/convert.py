@@ -59,7 +59,7 @@ def _options(options: dict[str, Any]) -> tuple[bool, int, int]:
 def _delay(gap_ms: float, simplify: bool, low: int, high: int) -> int:
     delay = max(0.0, gap_ms)
     if simplify:
-        delay = round(delay / SIMPLIFY_STEP_MS) * SIMPLIFY_STEP_MS
+        delay = int(delay / SIMPLIFY_STEP_MS + 0.5) * SIMPLIFY_STEP_MS  # half up
     return int(min(max(round(delay), low), high))
 
 
