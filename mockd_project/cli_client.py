@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import click
 
@@ -71,90 +71,286 @@ class KeyLookup:
         return "; ".join(trail)
 
 
-def import_httpx() -> Any:
-    """The ``httpx`` module, imported without httpx's own command line when nothing has
-    imported httpx yet.
+def _transport_error_name(stage: str, error: BaseException) -> str:
+    """What a failure at ``stage`` (``connect``, ``send`` or ``read``) is called in the
+    "cannot reach" message: the names the admin client has always printed (those of httpx's
+    exceptions: ``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``,
+    ``RemoteProtocolError``...)."""
+    from http.client import HTTPException
 
-    ``httpx/__init__`` imports ``httpx._main`` (its ``httpx`` command: rich, pygments, click
-    types) only to offer ``httpx.main``, about 40% of its import time, and falls back to a
-    stub when that import fails; an admin client never calls it, so a client command marks
-    the module absent. Elsewhere (httpx already imported) nothing changes.
+    names = (("connect", TimeoutError, "ConnectTimeout"), ("connect", OSError, "ConnectError"),
+             ("send", TimeoutError, "WriteTimeout"), ("send", OSError, "WriteError"),
+             ("read", TimeoutError, "ReadTimeout"), ("read", HTTPException, "RemoteProtocolError"),
+             ("read", OSError, "ReadError"))
+    for where, kind, name in names:
+        if stage == where and isinstance(error, kind):
+            return name
+    return type(error).__name__
+
+
+#: Failures of a kept connection that mean the server closed it while it was idle.
+_STALE_CONNECTION = frozenset({"RemoteProtocolError", "ReadError", "WriteError"})
+
+class _TransportError(Exception):
+    """A request that got no answer; ``name`` is what the message calls it."""
+
+    def __init__(self, name: str, cause: BaseException):
+        super().__init__(f"{name}: {cause}")
+        self.name = name
+        self.cause = cause
+
+
+#: Characters kept as they are in a request path (RFC 3986 ``pchar``, ``/`` and ``%``).
+_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+
+
+def _query_value(value: Any) -> str:
+    """A query parameter value as text: ``true``/``false`` for booleans, ``""`` for None."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return "" if value is None else str(value)
+
+
+def _query_string(params: Any) -> str:
+    """``params`` (a mapping whose values may be lists, or a list of pairs) URL-encoded."""
+    from urllib.parse import urlencode
+
+    items = params.items() if hasattr(params, "items") else params
+    pairs = [(str(name), _query_value(item)) for name, value in items
+             for item in (value if isinstance(value, (list, tuple)) else [value])]
+    return urlencode(pairs)
+
+
+@dataclass
+class AdminResponse:
+    """One answer of the admin API as :meth:`AdminClient.fetch` returns it.
+
+    Attributes:
+        status_code: the HTTP status.
+        headers: the response headers, names lower-cased (a repeated header's values joined
+            with ``, ``).
+        content: the body, bytes as sent (no content decoding is asked for).
+        reason_phrase: the status line's reason (``Not Found``).
     """
-    import sys
 
-    if "httpx" not in sys.modules:
-        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-    import httpx
+    status_code: int
+    headers: dict[str, str]
+    content: bytes = field(repr=False)
+    reason_phrase: str = ""
 
-    return httpx
+    @property
+    def text(self) -> str:
+        """The body decoded with the ``Content-Type`` charset (UTF-8 when none is named;
+        undecodable bytes replaced)."""
+        charset = "utf-8"
+        for part in self.headers.get("content-type", "").split(";")[1:]:
+            name, _, value = part.strip().partition("=")
+            if name.lower() == "charset" and value:
+                charset = value.strip('"')
+        try:
+            return self.content.decode(charset, errors="replace")
+        except LookupError:
+            return self.content.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        """The body parsed as JSON; raises ValueError when it is not JSON."""
+        return json.loads(self.content)
 
 
 class AdminClient:
-    """A small httpx client for the admin API.
+    """A small client for the admin API, on the standard library (``http.client``, ``ssl``,
+    ``json``): a client command starts without importing an HTTP library.
+
+    One connection is kept for the requests of one command (and opened again when the server
+    closed it). Proxies from the environment are never used; redirects are not followed.
 
     Args:
-        admin_url: base URL (``http://localhost:4290``).
+        admin_url: base URL (``http://localhost:4290``, ``https://host:port/prefix``).
         api_key: sent as ``X-API-Key`` when given.
-        timeout: seconds per request.
+        timeout: seconds to connect, and seconds each send or read of a request may wait.
         key_lookup: where ``api_key`` was looked for; a 401 answer names it.
-        ca_file: PEM file of the CA (or the self-signed certificate) an ``https://`` admin
-            URL is checked against, besides the system CAs (``--ca-file``).
+        ca_file: PEM file of the CA (or the self-signed certificate) an ``https://`` admin URL
+            is checked against, besides the system CAs (``--ca-file``); without it an
+            ``https://`` URL is checked against the certifi bundle (the system CAs when
+            certifi is not installed).
 
-    Raises :class:`ClientError` when ``ca_file`` cannot be read.
+    Raises :class:`ClientError` when ``ca_file`` cannot be read or ``admin_url`` is not an
+    ``http://`` or ``https://`` URL.
     """
 
     def __init__(self, admin_url: str, api_key: str | None, timeout: float = 15.0,
                  key_lookup: KeyLookup | None = None, ca_file: str | None = None):
-        httpx = import_httpx()  # imported here: `mockd start` and `--help` never need it
-
-        self._http_error = httpx.HTTPError
         self.admin_url = admin_url.rstrip("/")
         self.key_lookup = key_lookup
-        headers = {"X-API-Key": api_key} if api_key else {}
-        verify: Any = True
+        self.timeout = timeout
+        parts = urlsplit(self.admin_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ClientError(f"the admin URL {admin_url!r} is not an http:// or https:// "
+                              f"URL (--admin-url)")
+        self._scheme = parts.scheme
+        self._host = parts.hostname
+        try:
+            self._port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            raise ClientError(f"the admin URL {admin_url!r} has a bad port (--admin-url)") \
+                from None
+        self._prefix = parts.path.rstrip("/")
+        self._headers = {"Accept": "*/*", "User-Agent": "mockd-cli"}
+        if api_key:
+            self._headers["X-API-Key"] = api_key
+        self._ssl_context: Any = None
+        if parts.scheme == "https":
+            self._ssl_context = self._tls_context(ca_file)
+        self._connection: Any = None
+
+    @staticmethod
+    def _tls_context(ca_file: str | None) -> Any:
+        """The TLS context of an ``https://`` admin URL (see the class docstring)."""
         if ca_file:
             from mockd_project.tls import TlsSetupError, client_context
 
             try:
-                verify = client_context(ca_file)
+                return client_context(ca_file)
             except TlsSetupError as error:
                 raise ClientError(f"{error} (--ca-file)") from None
-        elif self.admin_url.startswith("http://"):
-            # Plain HTTP (redirects are not followed): no TLS, so skip loading the CA bundle,
-            # a fair share of a client command's start-up.
-            verify = False
-        self._client = httpx.Client(base_url=self.admin_url, headers=headers, timeout=timeout,
-                                    trust_env=False, verify=verify)
+        import ssl
 
-    def request(self, method: str, path: str, **kwargs: Any) -> Any:
-        """Send one request; returns the parsed JSON answer (None for 204).
-
-        Raises :class:`ClientError` with the server's ``message`` for an error status (for
-        401, followed by where the key was looked for and what to do), or a hint when the
-        server cannot be reached.
-        """
         try:
-            response = self._client.request(method, path, **kwargs)
-        except self._http_error as error:
-            if "CERTIFICATE_VERIFY_FAILED" in str(error):
+            import certifi
+        except ImportError:
+            return ssl.create_default_context()
+        return ssl.create_default_context(cafile=certifi.where())
+
+    def _connect(self) -> Any:
+        import http.client
+
+        if self._scheme == "https":
+            return http.client.HTTPSConnection(self._host, self._port, timeout=self.timeout,
+                                               context=self._ssl_context)
+        return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+
+    def _target(self, path: str, params: Any) -> str:
+        """The request target: the URL's path prefix, ``path`` (characters a URL may not
+        hold percent-encoded, escapes kept) and the query."""
+        path, mark, query = path.partition("?")
+        target = quote(self._prefix + (path if path.startswith("/") else "/" + path),
+                       safe=_PATH_SAFE)
+        query = quote(query, safe=_PATH_SAFE + "?") if mark else ""
+        extra = _query_string(params) if params else ""
+        query = "&".join(part for part in (query, extra) if part)
+        return f"{target}?{query}" if query else target
+
+    @staticmethod
+    def _body(json_body: Any, content: Any, headers: dict[str, str]) -> bytes | None:
+        if json_body is not None:
+            headers.setdefault("Content-Type", "application/json")
+            return json.dumps(json_body, ensure_ascii=False, separators=(",", ":"),
+                              allow_nan=False).encode("utf-8")
+        if content is None:
+            return None
+        return content.encode("utf-8") if isinstance(content, str) else bytes(content)
+
+    def _exchange(self, method: str, target: str, body: bytes | None,
+                  headers: dict[str, str]) -> AdminResponse:
+        """One request on the kept connection (a new one when there is none); raises
+        :class:`_TransportError` when no answer arrives."""
+        import http.client
+
+        if self._connection is None:
+            self._connection = self._connect()
+            try:
+                self._connection.connect()
+            except OSError as error:
+                self.close()
+                raise _TransportError(_transport_error_name("connect", error), error) from None
+        connection = self._connection
+        try:
+            connection.request(method, target, body=body, headers=headers)
+        except OSError as error:
+            self.close()
+            raise _TransportError(_transport_error_name("send", error), error) from None
+        try:
+            answer = connection.getresponse()
+            content = answer.read()
+        except (OSError, http.client.HTTPException) as error:
+            self.close()
+            raise _TransportError(_transport_error_name("read", error), error) from None
+        headers_seen: dict[str, str] = {}
+        for name, value in answer.getheaders():
+            key = name.lower()
+            headers_seen[key] = f"{headers_seen[key]}, {value}" if key in headers_seen \
+                else value
+        if answer.will_close:
+            self.close()
+        return AdminResponse(answer.status, headers_seen, content, answer.reason or "")
+
+    def fetch(self, method: str, path: str, *, params: Any = None, json: Any = None,
+              content: bytes | str | None = None,
+              headers: dict[str, str] | None = None) -> AdminResponse:
+        """Send one request and return the whole answer (status, headers, bytes), for a
+        caller that needs more than the parsed JSON (an export's file, a header).
+
+        Keywords as httpx's: ``params`` (query parameters, added to any in ``path``),
+        ``json`` (a JSON body), ``content`` (a raw body, bytes or text), ``headers`` (added
+        to ``X-API-Key``). Raises
+        :class:`ClientError` with the server's ``message`` for a status of 400 or more (for
+        401, followed by where the key was looked for), or the hint of :meth:`request` when
+        the server cannot be reached or its certificate is not trusted.
+        """
+        sent = dict(self._headers)
+        sent.update(headers or {})
+        body = self._body(json, content, sent)
+        target = self._target(path, params)
+        reused = self._connection is not None
+        try:
+            try:
+                response = self._exchange(method, target, body, sent)
+            except _TransportError as error:
+                # A kept connection the server closed while idle: one more try on a new one.
+                if not reused or error.name not in _STALE_CONNECTION:
+                    raise
+                response = self._exchange(method, target, body, sent)
+        except _TransportError as error:
+            if "CERTIFICATE_VERIFY_FAILED" in str(error.cause):
                 raise ClientError(f"the admin API at {self.admin_url} presented a certificate "
                                   f"this client does not trust; pass --ca-file with its CA "
                                   f"or certificate PEM (for --admin-tls-auto: "
                                   f"<data dir>/tls/localhost-cert.pem)") from None
             raise ClientError(f"cannot reach the mockd admin API at {self.admin_url} "
-                              f"({type(error).__name__}); is the server running? Start it "
+                              f"({error.name}); is the server running? Start it "
                               f"with 'mockd start' or pass --admin-url") from None
         if response.status_code >= 400:
-            try:
-                body = response.json()
-                message = body.get("message") or body.get("error") or response.text
-            except ValueError:
-                message = response.text.strip() or response.reason_phrase
-            message = f"{message} (HTTP {response.status_code})"
-            if response.status_code == 401 and self.key_lookup is not None:
-                message += (f"; looked in: {self.key_lookup.describe()}; pass --api-key or "
-                            f"run 'mockd admin key'")
-            raise ClientError(message)
+            raise ClientError(self._error_message(response))
+        return response
+
+    def _error_message(self, response: AdminResponse) -> str:
+        """``<the server's message> (HTTP <status>)``, for 401 followed by the key trail."""
+        try:
+            document = response.json()
+        except ValueError:
+            message = response.text.strip() or response.reason_phrase
+        else:
+            message = ((document.get("message") or document.get("error"))
+                       if isinstance(document, dict) else None) or response.text
+        message = f"{message} (HTTP {response.status_code})"
+        if response.status_code == 401 and self.key_lookup is not None:
+            message += (f"; looked in: {self.key_lookup.describe()}; pass --api-key or "
+                        f"run 'mockd admin key'")
+        return message
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        """Send one request; returns the parsed JSON answer (None for 204 or an empty body,
+        the text when the body is not JSON). Keywords as :meth:`fetch`.
+
+        Raises :class:`ClientError` with the server's ``message`` for an error status (for
+        401, followed by where the key was looked for and what to do), or a hint when the
+        server cannot be reached (``cannot reach the mockd admin API at URL (ConnectError);
+        is the server running? ...``) or presents a certificate this client does not trust
+        (``... pass --ca-file ...``).
+        """
+        response = self.fetch(method, path, **kwargs)
         if response.status_code == 204 or not response.content:
             return None
         try:
@@ -163,8 +359,10 @@ class AdminClient:
             return response.text
 
     def close(self) -> None:
-        """Close the connection pool."""
-        self._client.close()
+        """Close the kept connection (the client stays usable: the next request opens one)."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
 
 
 def shown_path(path: Path | str) -> str:

@@ -1,11 +1,16 @@
 """What a ``mockd`` command loads (ARCHITECTURE "Protocol handlers": the CLI is composed from
 the registry; a client command answers at once).
 
-A client command (``list``, ``status``, ``add``, ``admin key``) imports click, httpx and the
-CLI modules only: never Django, the config models (pydantic), nor a protocol's library or
-CLI module. A protocol's command module is imported when that command runs or its help is
-shown. Each case runs the command in a fresh interpreter against the fake admin API of
-``bench/cli_start.py`` on a loopback port and lists ``sys.modules`` afterwards.
+A client command (``list``, ``status``, ``add``, ``admin key``) imports click and the CLI
+modules only: its admin client is the standard library's ``http.client``, so never httpx,
+Django, the config models (pydantic), nor a protocol's library or CLI module. A protocol's
+command module is imported when that command runs or its help is shown. ``import --dry-run``
+of an HTTP-only file validates it locally, with the HTTP config model only. The commands of
+the recording proxy and the recordings (``proxy``, ``recordings``, ``stream-recordings``,
+``convert``) load none of these either when their help is shown: every subcommand they have
+is checked, so a heavy import at the top of one of their modules is caught. Each case runs
+the command in a fresh interpreter against the fake admin API of ``bench/cli_start.py`` on a
+loopback port and lists ``sys.modules`` afterwards.
 """
 from __future__ import annotations
 
@@ -38,21 +43,27 @@ print("MODULES", " ".join(sys.modules))
 """
 
 #: Modules (and their submodules) no client command may load.
-FORBIDDEN = ("django", "ninja", "pydantic", "mocks.config", "mocks.engine", "grpc",
+FORBIDDEN = ("django", "ninja", "pydantic", "mocks.config", "mocks.engine", "grpc", "httpx",
+             "httpcore", "anyio",
              "google.protobuf", "graphql", "amqtt", "lxml", "oauthlib", "tables.config",
              "mocks.protocols.grpc", "mocks.protocols.mqtt", "mocks.protocols.soap",
              "mocks.protocols.websocket", "mocks.protocols.graphql", "oidc")
 
 
-def _loaded(argv: list[str], tmp_path: Path) -> set[str]:
+def _run(script: str, argv: list[str], tmp_path: Path) -> str:
     data_dir = tmp_path / "data"
     data_dir.mkdir(exist_ok=True)
     (data_dir / "admin-api-key").write_text("k\n")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MOCKD_DATA_DIR": str(data_dir)}
-    done = subprocess.run([sys.executable, "-c", SCRIPT, *argv], capture_output=True,
+    done = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True,
                           text=True, cwd=ROOT, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
-    line = next(line for line in done.stdout.splitlines() if line.startswith("MODULES "))
+    return done.stdout
+
+
+def _loaded(argv: list[str], tmp_path: Path) -> set[str]:
+    output = _run(SCRIPT, argv, tmp_path)
+    line = next(line for line in output.splitlines() if line.startswith("MODULES "))
     return set(line.split()[1:])
 
 
@@ -76,7 +87,62 @@ def test_client_command_loads_no_django_config_models_or_protocol_library(argv, 
     loaded = _loaded(argv, tmp_path)
     assert _matching(loaded, FORBIDDEN) == []
     if argv[0] != "admin":
-        assert "httpx" in loaded
+        assert "http.client" in loaded  # it did talk to the fake admin API
+
+
+#: Config models of the protocols other than http.
+OTHER_PROTOCOL_MODELS = ("mocks.protocols.graphql.config", "mocks.protocols.grpc.config",
+                         "mocks.protocols.websocket.config", "mocks.protocols.mqtt.config",
+                         "mocks.protocols.soap.config", "oidc.config")
+
+SMALL_CONFIG = """version: "1.0"
+mocks:
+  - id: hello
+    http:
+      matcher: {method: GET, path: /hello}
+      response: {body: {hello: world}}
+"""
+
+
+def test_import_dry_run_of_an_http_file_validates_with_the_http_model_only(tmp_path):
+    config = tmp_path / "small.yaml"
+    config.write_text(SMALL_CONFIG)
+    loaded = _loaded(["import", "--dry-run", str(config)], tmp_path)
+    assert "mocks.protocols.http.config" in loaded  # it was validated
+    assert _matching(loaded, ("django", "ninja", "httpx", "grpc", "google.protobuf", "graphql",
+                              "amqtt", "lxml", "oauthlib", *OTHER_PROTOCOL_MODELS)) == []
+
+
+#: Shows the help of every subcommand of ``mockd <group>`` (or of the command itself), each
+#: in turn, and prints ``HELP <command> <modules it loaded first>`` for each.
+HELP_SCRIPT = """
+import sys
+import click
+from mockd_project.cli import main
+
+group = main.get_command(click.Context(main), sys.argv[1])
+names = [[]]
+if isinstance(group, click.Group):
+    names += [[name] for name in group.list_commands(click.Context(group))]
+for name in names:
+    before = set(sys.modules)
+    try:
+        main.main(args=[sys.argv[1], *name, "--help"], prog_name="mockd", standalone_mode=False)
+    except SystemExit as exit:
+        assert not exit.code, exit.code
+    print("HELP", " ".join([sys.argv[1], *name]).replace(" ", "/"),
+          " ".join(sorted(set(sys.modules) - before)))
+"""
+
+
+@pytest.mark.parametrize("command", ["proxy", "recordings", "stream-recordings", "convert"])
+def test_recording_commands_load_no_django_httpx_or_config_models(command, tmp_path):
+    output = _run(HELP_SCRIPT, [command], tmp_path)
+    shown = [line.split(" ", 2) + [""] for line in output.splitlines()
+             if line.startswith("HELP ")]
+    assert shown, output
+    for _, name, modules, *_ in shown:
+        assert _matching(set(modules.split()), FORBIDDEN) == [], name.replace("/", " ")
 
 
 @pytest.mark.parametrize(("command", "module"), [
