@@ -91,6 +91,7 @@ CREATE TABLE IF NOT EXISTS recordings (
 CREATE INDEX IF NOT EXISTS recordings_kind ON recordings (kind, deleted, timestamp);
 CREATE INDEX IF NOT EXISTS recordings_session ON recordings (session_id);
 CREATE INDEX IF NOT EXISTS recordings_size ON recordings (kind, deleted, size);
+CREATE INDEX IF NOT EXISTS recordings_oldest ON recordings (kind, seq);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
 
@@ -166,6 +167,11 @@ class RecordingStore:
         self._bytes = int(self._db.execute(
             "SELECT COALESCE(SUM(size), 0) FROM recordings").fetchone()[0])
         self._warned = self._used_percent() >= self.warn_percent > 0 and self.max_bytes > 0
+        #: kind -> [visible recordings, bytes (soft-deleted included)], kept up to date.
+        self._totals: dict[str, list[int]] = {kind: [0, 0] for kind in KINDS}
+        for row in self._db.execute("SELECT kind, COALESCE(SUM(deleted = 0), 0), "
+                                    "COALESCE(SUM(size), 0) FROM recordings GROUP BY kind"):
+            self._totals[row[0]] = [int(row[1]), int(row[2])]
         self._closed = False
 
     # -- sessions ---------------------------------------------------------------------------
@@ -273,6 +279,8 @@ class RecordingStore:
                 (record["id"], kind, session_id, str(record["timestamp"]), len(data), doc, file,
                  *values.values()))
             self._bytes += len(data)
+            self._totals[kind][0] += 1
+            self._totals[kind][1] += len(data)
             self._after_growth()
         return record
 
@@ -285,7 +293,7 @@ class RecordingStore:
         with self._lock:
             self._check_open()
             row = self._db.execute(
-                "SELECT seq, session_id, timestamp, size, file FROM recordings WHERE id = ?",
+                "SELECT seq, kind, session_id, timestamp, size, file FROM recordings WHERE id = ?",
                 (record_id,)).fetchone()
             if row is None:
                 return False
@@ -304,6 +312,7 @@ class RecordingStore:
                 f"WHERE id = ?",
                 (len(data), doc, file, str(record["timestamp"]), *values.values(), record_id))
             self._bytes += len(data) - row["size"]
+            self._totals[row["kind"]][1] += len(data) - row["size"]
             self._after_growth()
             return True
 
@@ -380,19 +389,32 @@ class RecordingStore:
             where, params = "id = ? AND kind = ?", (record_id, kind)
         with self._lock:
             if soft:
-                return self._db.execute(
-                    f"UPDATE recordings SET deleted = 1 WHERE {where} AND deleted = 0",
-                    params).rowcount > 0
+                row = self._db.execute(
+                    f"SELECT kind FROM recordings WHERE {where} AND deleted = 0",
+                    params).fetchone()
+                if row is None:
+                    return False
+                self._db.execute(f"UPDATE recordings SET deleted = 1 WHERE {where}", params)
+                self._totals[row["kind"]][0] -= 1
+                return True
             return self._remove(where, params) > 0
 
+    def totals(self, kind: str) -> tuple[int, int]:
+        """``(visible recordings, bytes)`` of ``kind``, without a query (bytes count the
+        soft-deleted ones too)."""
+        _check_kind(kind)
+        with self._lock:
+            count, size = self._totals[kind]
+            return count, size
+
     def drop_oldest(self, kind: str) -> bool:
-        """Drop the oldest recording of ``kind`` (soft-deleted ones first), counted in
+        """Drop the oldest recording of ``kind`` (soft-deleted or not), counted in
         ``stats()["dropped"]``: for a caller keeping its own bound. False when there is
         none."""
         _check_kind(kind)
         with self._lock:
             row = self._db.execute(
-                "SELECT seq FROM recordings WHERE kind = ? ORDER BY deleted DESC, seq LIMIT 1",
+                "SELECT seq FROM recordings WHERE kind = ? ORDER BY seq LIMIT 1",
                 (kind,)).fetchone()
             if row is None:
                 return False
@@ -489,7 +511,8 @@ class RecordingStore:
     def _remove(self, where: str, params: tuple) -> int:
         """Delete the recordings matching ``where`` with their files; answers how many."""
         rows = self._db.execute(
-            f"SELECT seq, size, file FROM recordings WHERE {where}", params).fetchall()
+            f"SELECT seq, kind, size, deleted, file FROM recordings WHERE {where}",
+            params).fetchall()
         if not rows:
             return 0
         self._db.execute(f"DELETE FROM recordings WHERE {where}", params)
@@ -497,6 +520,9 @@ class RecordingStore:
             if row["file"]:
                 self._unlink(row["file"])
         self._bytes -= sum(row["size"] for row in rows)
+        for row in rows:
+            self._totals[row["kind"]][0] -= 0 if row["deleted"] else 1
+            self._totals[row["kind"]][1] -= row["size"]
         if self._warned and self._used_percent() < self.warn_percent:
             self._warned = False
         return len(rows)
@@ -625,8 +651,8 @@ class KindRecordings:
         store.add(self.kind, entry)
         entry.pop("sessionId", None)
         while True:
-            stats = store.stats(self.kind)
-            if stats["count"] <= self.max_entries and stats["bytes"] <= self.max_bytes:
+            count, size = store.totals(self.kind)
+            if count <= self.max_entries and size <= self.max_bytes:
                 return
             if not store.drop_oldest(self.kind):
                 return

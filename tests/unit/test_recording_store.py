@@ -279,3 +279,21 @@ def test_current_and_install():
     finally:
         store_module.install(original)
     assert set(KINDS) == {"http", "stream", "soap", "mqtt"}
+
+
+def test_totals_follow_every_change(tmp_path):
+    store = open_store(tmp_path / "data")
+    one = store.add("mqtt", {"a": 1})
+    two = store.add("mqtt", {"a": 22})
+    store.add("soap", {"b": 1})
+    assert store.totals("mqtt") == (2, store.stats("mqtt")["bytes"])
+    store.delete(one["id"], soft=True)
+    assert store.totals("mqtt") == (1, store.stats("mqtt")["bytes"])
+    store.replace(two["id"], {"a": "longer"})
+    store.vacuum()
+    assert store.totals("mqtt") == (1, store.stats("mqtt")["bytes"])
+    store.close()
+    again = open_store(tmp_path / "data")
+    assert again.totals("mqtt") == (1, again.stats("mqtt")["bytes"])
+    assert again.drop_oldest("mqtt") is True and again.totals("mqtt") == (0, 0)
+    again.close()
