@@ -129,6 +129,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 TIME_ZONE = "UTC"
 STATIC_URL = "static/"
+#: The dashboard's scripts, styles and vendored libraries (``static/``; no CDN).
+STATICFILES_DIRS = [BASE_DIR / "static"]
 APPEND_SLASH = False
 #: Behavior notes §3: the admin port answers with this referrer policy.
 SECURE_REFERRER_POLICY = "strict-origin-when-cross-origin"

@@ -1,4 +1,5 @@
-"""Admin-port URLs: the admin API at the root paths, the Django admin at ``/admin/``.
+"""Admin-port URLs: the dashboard at ``/``, the admin API at the root paths, the Django admin
+at ``/admin/``.
 
 Unknown routes answer JSON ``{"error": "not_found", ...}`` (behavior notes §3).
 """
@@ -8,11 +9,15 @@ from django.contrib import admin
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
 
+from mockd_project import dashboard
 from mockd_project.api import api
 
 # The API first: it owns `/admin/api-key` (notes §1), which the Django admin's catch-all
 # would otherwise redirect to its login page.
 urlpatterns = [
+    path("", dashboard.index, name="dashboard"),
+    path("index.html", dashboard.index),
+    path("manifest.json", dashboard.manifest),
     path("", api.urls),
     path("admin/", admin.site.urls),
 ]

@@ -1,0 +1,51 @@
+"""The web dashboard's shell on the admin port: ``GET /`` (also ``/index.html``) and
+``/manifest.json``.
+
+The dashboard is one page (``templates/dashboard/index.html``) whose scripts
+(``static/dashboard/js/``) render every area in the browser from the admin API, so the pages
+carry no data and need no key (behavior notes §2 lists ``/``, ``/index.html`` and
+``/manifest.json`` as exempt); every data call sends the API key the user entered once (kept in
+the tab's session storage) as ``X-API-Key``. Areas are addressed by the URL fragment
+(``/#/mocks``, ``/#/requests``...). Nothing is loaded from another origin: the page runs under
+the admin port's ``Content-Security-Policy: default-src 'self'``.
+
+Source: SPEC "What the service does" (web dashboard served from the admin port); issue 30.
+"""
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+from mockd_project import __version__
+from mockd_project.runtime import runtime
+
+#: The dashboard's areas: ``(fragment, title)``; the script of area ``x`` is
+#: ``static/dashboard/js/pages/x.js`` (the overview's is ``overview.js``).
+AREAS: tuple[tuple[str, str], ...] = (
+    ("overview", "Overview"),
+    ("mocks", "Mocks"),
+    ("requests", "Request log"),
+    ("tables", "Tables"),
+    ("streams", "Streams"),
+    ("chaos", "Chaos"),
+    ("recordings", "Recordings"),
+    ("transfer", "Import / export"),
+    ("try", "Try it"),
+)
+
+
+def index(request: HttpRequest) -> HttpResponse:
+    """The dashboard page (HTML, no data): header, navigation, the key prompt and the area
+    container; ``auth`` tells the scripts whether the admin API wants a key."""
+    return render(request, "dashboard/index.html", {
+        "version": __version__,
+        "areas": AREAS,
+        "auth_required": runtime.api_key is not None,
+    })
+
+
+def manifest(request: HttpRequest) -> JsonResponse:
+    """The web app manifest of the dashboard (name, start URL, colours)."""
+    return JsonResponse({"name": "mockd", "short_name": "mockd", "start_url": "/",
+                         "display": "standalone", "background_color": "#ffffff",
+                         "theme_color": "#1f6feb"})
