@@ -41,6 +41,8 @@ AREA_PREFIXES = {
     "security": ("security", "requestlog_security", "host_policy", "private_files",
                  "redaction"),
     "docs": ("docs", "readme", "repository_docs"),
+    "recording": ("proxy", "recording", "recordings", "stream_", "convert_"),
+    "dashboard": ("dashboard",),
 }
 
 
