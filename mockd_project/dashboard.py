@@ -34,14 +34,31 @@ AREAS: tuple[tuple[str, str], ...] = (
 )
 
 
+#: The dashboard's Content-Security-Policy: everything from the admin port itself, except
+#: that scripts may also connect (fetch, WebSocket, EventSource) to loopback origins on any
+#: port, so the "Try it" area can call the mocks on the data plane, the gRPC/MQTT listeners'
+#: WebSocket ports and an HTTPS data plane as a real client would. No inline script or style.
+DASHBOARD_CSP = ("default-src 'self'; img-src 'self' data:; connect-src 'self' "
+                 + " ".join(f"{scheme}://{host}:*" for scheme in ("http", "https", "ws", "wss")
+                            for host in ("127.0.0.1", "localhost", "[::1]"))
+                 + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+
+
 def index(request: HttpRequest) -> HttpResponse:
     """The dashboard page (HTML, no data): header, navigation, the key prompt and the area
-    container; ``auth`` tells the scripts whether the admin API wants a key."""
-    return render(request, "dashboard/index.html", {
+    container; ``auth`` tells the scripts whether the admin API wants a key. Served with
+    :data:`DASHBOARD_CSP` and the data-plane URL (``data-data-url``) for "Try it"."""
+    ports = runtime.ports
+    data_url = f"http://127.0.0.1:{ports['data']}" if "data" in ports else ""
+    response = render(request, "dashboard/index.html", {
         "version": __version__,
         "areas": AREAS,
         "auth_required": runtime.api_key is not None,
+        "data_url": data_url,
+        "https_url": f"https://127.0.0.1:{ports['https']}" if "https" in ports else "",
     })
+    response["Content-Security-Policy"] = DASHBOARD_CSP
+    return response
 
 
 def manifest(request: HttpRequest) -> JsonResponse:

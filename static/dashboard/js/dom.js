@@ -81,3 +81,16 @@ export function when(iso) {
   const today = new Date();
   return date.toDateString() === today.toDateString() ? date.toLocaleTimeString() : date.toLocaleString();
 }
+
+/** Load `static/dashboard/css/<name>.css` once (a page's own styles beside app.css). */
+export function useStylesheet(name) {
+  const href = `${document.body.dataset.static}css/${name}.css`;
+  if (!document.querySelector(`link[href="${href}"]`)) {
+    document.head.append(h("link", { rel: "stylesheet", href }));
+  }
+}
+
+/** The data plane's base URL ("http://127.0.0.1:4280"), for calling mocks as a client. */
+export function dataPlaneUrl() {
+  return document.body.dataset.dataUrl || `${window.location.protocol}//${window.location.hostname}:4280`;
+}
