@@ -37,10 +37,11 @@ AREAS: tuple[tuple[str, str], ...] = (
 #: The dashboard's Content-Security-Policy: everything from the admin port itself, except
 #: that scripts may also connect (fetch, WebSocket, EventSource) to loopback origins on any
 #: port, so the "Try it" area can call the mocks on the data plane, the gRPC/MQTT listeners'
-#: WebSocket ports and an HTTPS data plane as a real client would. No inline script or style.
+#: WebSocket ports and an HTTPS data plane as a real client would (CSP has no IPv6 literal
+#: sources, so [::1] is not among them). No inline script or style.
 DASHBOARD_CSP = ("default-src 'self'; img-src 'self' data:; connect-src 'self' "
                  + " ".join(f"{scheme}://{host}:*" for scheme in ("http", "https", "ws", "wss")
-                            for host in ("127.0.0.1", "localhost", "[::1]"))
+                            for host in ("127.0.0.1", "localhost"))
                  + "; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 
 
