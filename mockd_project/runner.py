@@ -703,8 +703,10 @@ def run_server(options: RunOptions) -> int:
                 lines.append(f"HTTPS mock server running on "
                              f"{_url(options.host, runtime.ports['https'], 'https')}")
             if options.full:
-                lines.append(f"Admin API running on "
-                             f"{_url(options.host, runtime.ports['admin'], 'https' if admin_tls else 'http')}")
+                admin_url = _url(options.host, runtime.ports['admin'],
+                                 'https' if admin_tls else 'http')
+                lines.append(f"Admin API running on {admin_url}")
+                lines.append(f"Dashboard: {admin_url}/")
             if mocks_dropped:
                 from mockd_project import daemon
 
