@@ -25,6 +25,10 @@ which persists the definition.
                                                400 ``validation_error`` for a bad number
 ``GET /state/resources/{name}/items/{id}``     item; 404 ``Item not found``
 ``POST /state/resources/{name}/items``         201 item
+``PUT /state/resources/{name}/items/{id}``     the replaced item (id and ``createdAt`` kept);
+                                               400 ``validation_error`` when the body is not
+                                               an object or validation rejects it; 404
+``DELETE /state/resources/{name}/items/{id}``  204; 404 ``Item not found``
 ``GET /state/operations``                      ``{operations: [{name, stepCount,
                                                consistency}], count}``
 ``POST /state/operations``                     201 ``{name, message: "Custom operation
@@ -66,6 +70,7 @@ from mocks.control.errors import AdminError, validation_error
 from tables import services
 from tables.control import OPERATION_DELETED_MESSAGE, NameFilter, admin_error_of, operation_error_of
 from tables.errors import TableError
+from tables.store import OperationRequest
 
 router = Router(tags=["state"])
 
@@ -281,6 +286,45 @@ async def create_item(request: HttpRequest, name: str,
     except TableError as error:
         raise _admin_error(error, "item") from None
     return _json(item, 201)
+
+
+async def _write_item(control: Any, action: str, name: str, item_id: str,
+                      body: Any = None) -> Any:
+    """Run ``update`` or ``delete`` of item ``item_id`` of table ``name`` on the engine's
+    table store, with the rules of a bound ``update``/``delete`` (validation, id and
+    ``createdAt`` kept) and none of a binding's transforms. Runs on the engine loop (the
+    admin API shares it) and awaits nothing while touching the store. Raises
+    :class:`AdminError` 404 ``Item not found`` / ``Table not found: <name>``, 400
+    ``validation_error``."""
+    result = control.table_store.execute(OperationRequest(action, name, item_id, body=body))
+    if result.error is not None:
+        raise _admin_error(result.error, "item")
+    return result.item
+
+
+@router.put("/state/resources/{name}/items/{item_id}", summary="Replace an item")
+async def update_item(request: HttpRequest, name: str, item_id: str,
+                      workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
+    """Body: the item's new fields (a JSON object; an id field in it is ignored). 200 with
+    the stored item (data replaced, id and ``createdAt`` kept, ``updatedAt`` now); 400
+    ``validation_error`` when the body is not an object or the table's validation rejects
+    it; 404 ``Item not found`` or ``Table not found: <name>``. Used by the dashboard's
+    Tables area (behavior notes §1 "State", §6 ``update``)."""
+    body = json_body(request)
+    control = engine_control()
+    await _require_table_in(name, workspace_id)
+    return await _write_item(control, "update", name, item_id, body)
+
+
+@router.delete("/state/resources/{name}/items/{item_id}", summary="Delete an item")
+async def delete_item(request: HttpRequest, name: str, item_id: str,
+                      workspace_id: str | None = _workspace_query()) -> HttpResponse:
+    """204 with no body; 404 ``Item not found`` or ``Table not found: <name>``. Used by the
+    dashboard's Tables area (behavior notes §6 ``delete``)."""
+    control = engine_control()
+    await _require_table_in(name, workspace_id)
+    await _write_item(control, "delete", name, item_id)
+    return HttpResponse(status=204)
 
 
 # ---------------------------------------------------------------------------- custom operations
