@@ -1,0 +1,207 @@
+"""The dashboard's Mocks area in Chromium against a real ``mockd start``: a mock created from a
+template is served on the data plane, a YAML edit changes the answer, an invalid edit shows
+the server's error at its key and changes nothing, the toggle disables a mock (404 on the data
+plane), duplicate and delete, hit counts, and a list of 1,000 mocks that filters in memory."""
+from __future__ import annotations
+
+import re
+import time
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import WAIT_MS, screenshot
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+#: Chromium's console line for an answer the test provokes on purpose (the fixture ``page``
+#: fails on every console error but a 401).
+EXPECTED_400 = "the server responded with a status of 400"
+
+
+@pytest.fixture
+def page_expecting_400(browser, dashboard_server):
+    """Like the fixture ``page`` (key in session storage, only the server under test, page
+    errors fail the test), except that Chromium's console line for a 400 answer is expected:
+    the test sends an invalid definition on purpose."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(f"sessionStorage.setItem('mockd.apiKey', {dashboard_server.api_key!r});")
+    allowed = (dashboard_server.admin, dashboard_server.base)
+    blocked: list[str] = []
+
+    def only_the_server(route, request) -> None:
+        if request.url.startswith(allowed):
+            route.continue_()
+        else:
+            blocked.append(request.url)
+            route.abort()
+
+    context.route("**/*", only_the_server)
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text)
+            if message.type == "error" and EXPECTED_400 not in message.text else None)
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not blocked, f"the dashboard tried to reach other origins: {blocked}"
+    assert not errors, f"errors in the page: {errors}"
+
+
+def create(admin_api, path: str, body, name: str = "", **query) -> dict:
+    mock = {"type": "http", "name": name or f"mock {path}",
+            "http": {"matcher": {"method": "GET", "path": path},
+                     "response": {"statusCode": 200, "body": body}}}
+    answer = admin_api.post("/mocks", json=mock, params=query)
+    assert answer.status_code == 201, answer.text
+    return answer.json()["mock"]
+
+
+def data_plane(server, path: str) -> httpx.Response:
+    return httpx.get(server.base + path, timeout=10)
+
+
+def editor_text(page) -> str:
+    return page.get_by_test_id("mock-editor-text").input_value()
+
+
+def test_create_from_a_template_and_call_it(page, dashboard_server, admin_api):
+    page.goto(dashboard_server.admin + "/#/mocks")
+    page.get_by_test_id("new-mock").click()
+    page.get_by_test_id("template-http-json").click()
+    text = page.get_by_test_id("new-editor-text")
+    expect(text).to_have_value(re.compile(r"path: /api/products"))
+    screenshot(page, "mocks-new")
+    text.fill(text.input_value().replace("/api/products", "/ui/products")
+              .replace("name: List products", "name: Products from the UI"))
+    page.get_by_test_id("new-editor-save").click()
+    expect(page.get_by_test_id("mock-name")).to_have_text("Products from the UI")
+    mock_id = page.evaluate("location.hash").split("/")[2]
+    assert mock_id.startswith("http_")
+    answer = data_plane(dashboard_server, "/ui/products")
+    assert answer.status_code == 200
+    assert answer.json() == [{"id": 1, "name": "Keyboard", "price": 49.9},
+                             {"id": 2, "name": "Mouse", "price": 19.9}]
+    assert admin_api.get(f"/mocks/{mock_id}").json()["name"] == "Products from the UI"
+
+
+def test_a_yaml_edit_changes_the_answer(page, dashboard_server, admin_api):
+    mock = create(admin_api, "/ui/edit", {"version": "one"})
+    page.goto(f"{dashboard_server.admin}/#/mocks/{mock['id']}?tab=edit")
+    expect(page.get_by_test_id("mock-editor-text")).to_have_value(re.compile("version: one"))
+    page.get_by_test_id("mock-editor-text").fill(editor_text(page).replace("version: one", "version: two"))
+    page.get_by_test_id("mock-editor-save").click()
+    page.get_by_test_id("tab-definition").click()
+    expect(page.get_by_test_id("mock-definition")).to_contain_text("version: two")
+    assert data_plane(dashboard_server, "/ui/edit").json() == {"version": "two"}
+    screenshot(page, "mock")
+
+
+def test_an_invalid_edit_shows_the_error_at_its_key_and_changes_nothing(
+        page_expecting_400, dashboard_server, admin_api):
+    page = page_expecting_400
+    mock = create(admin_api, "/ui/invalid", {"kept": True})
+    page.goto(f"{dashboard_server.admin}/#/mocks/{mock['id']}?tab=edit")
+    expect(page.get_by_test_id("mock-editor-text")).to_have_value(re.compile("statusCode: 200"))
+    page.get_by_test_id("mock-editor-text").fill(
+        editor_text(page).replace("statusCode: 200", "statusCode: abc"))
+    page.get_by_test_id("mock-editor-save").click()
+    error = page.locator("[data-testid=mock-editor-preview] [data-testid=field-error]"
+                         "[data-path='http.response.statusCode']")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("valid integer")
+    # The error row sits right under the line of the key it names.
+    line = error.locator("xpath=preceding-sibling::span[contains(@class,'line')][1]")
+    expect(line).to_contain_text("statusCode: abc")
+    expect(line).to_have_class(re.compile("has-error"))
+    expect(page.get_by_test_id("mock-editor-errors")).to_contain_text("http.response.statusCode")
+    screenshot(page, "mock-invalid-edit")
+    assert admin_api.get(f"/mocks/{mock['id']}").json()["http"]["response"]["statusCode"] == 200
+    answer = data_plane(dashboard_server, "/ui/invalid")
+    assert (answer.status_code, answer.json()) == (200, {"kept": True})
+    # A YAML syntax error is caught before anything is sent, at its line.
+    page.get_by_test_id("mock-editor-text").fill("type: http\nhttp: [unclosed\n")
+    page.get_by_test_id("mock-editor-save").click()
+    expect(page.get_by_test_id("mock-editor-errors")).to_contain_text("YAML")
+    assert admin_api.get(f"/mocks/{mock['id']}").json()["http"]["response"]["statusCode"] == 200
+
+
+def test_the_toggle_disables_a_mock(page, dashboard_server, admin_api):
+    mock = create(admin_api, "/ui/toggle", "on", name="toggled mock")
+    assert data_plane(dashboard_server, "/ui/toggle").status_code == 200
+    page.goto(dashboard_server.admin + "/#/mocks")
+    row = page.locator(f"tr[data-mock-id='{mock['id']}']")
+    toggle = row.get_by_test_id("mock-toggle")
+    expect(toggle).to_be_checked()
+    toggle.click()
+    expect(page.locator("#toasts")).to_contain_text("toggled mock: Mock disabled")
+    expect(row).to_have_class(re.compile("disabled"))
+    assert admin_api.get(f"/mocks/{mock['id']}").json()["enabled"] is False
+    assert data_plane(dashboard_server, "/ui/toggle").status_code == 404
+    toggle.click()
+    expect(page.locator("#toasts")).to_contain_text("toggled mock: Mock enabled")
+    assert data_plane(dashboard_server, "/ui/toggle").status_code == 200
+
+
+def test_duplicate_then_delete(page, dashboard_server, admin_api):
+    mock = create(admin_api, "/ui/dup", "x", name="original")
+    page.goto(f"{dashboard_server.admin}/#/mocks/{mock['id']}")
+    page.get_by_test_id("duplicate-mock").click()
+    expect(page.get_by_test_id("mock-name")).to_have_text("original (copy)")
+    copy_id = page.evaluate("location.hash").split("/")[2]
+    assert copy_id != mock["id"]
+    copy = admin_api.get(f"/mocks/{copy_id}").json()
+    assert copy["http"] == mock["http"]
+    page.get_by_test_id("delete-mock").click()
+    page.get_by_test_id("confirm-no").click()
+    assert admin_api.get(f"/mocks/{copy_id}").status_code == 200
+    page.get_by_test_id("delete-mock").click()
+    page.get_by_test_id("confirm-yes").click()
+    expect(page.get_by_test_id("mock-table")).to_be_visible()
+    assert admin_api.get(f"/mocks/{copy_id}").status_code == 404
+    assert admin_api.get(f"/mocks/{mock['id']}").status_code == 200
+    expect(page.locator(f"tr[data-mock-id='{copy_id}']")).to_have_count(0)
+
+
+def test_the_list_shows_hit_counts_and_filters(page, dashboard_server, admin_api):
+    mock = create(admin_api, "/ui/hits", "hit", name="hit me")
+    for _ in range(3):
+        assert data_plane(dashboard_server, "/ui/hits").status_code == 200
+    page.goto(dashboard_server.admin + "/#/mocks")
+    row = page.locator(f"tr[data-mock-id='{mock['id']}']")
+    expect(row.get_by_test_id("mock-hits")).to_have_text("3")
+    page.get_by_test_id("mock-filter").fill("hit me")
+    expect(page.locator("[data-testid=mock-table] tbody tr:visible")).to_have_count(1)
+    expect(row).to_be_visible()
+    screenshot(page, "mocks")
+
+
+def test_a_thousand_mocks_render_once_and_filter_in_memory(page, dashboard_server, admin_api):
+    workspace = admin_api.post("/workspaces", json={"name": "Thousand"}).json()
+    mocks = [{"type": "http", "name": f"bulk {n:04d}",
+              "http": {"matcher": {"method": "GET", "path": f"/bulk/{n}"},
+                       "response": {"statusCode": 200, "body": n}}} for n in range(1000)]
+    answer = admin_api.post("/mocks/bulk", json=mocks, params={"workspaceId": workspace["id"]},
+                            timeout=120)
+    assert answer.status_code == 201, answer.text
+    page.context.add_init_script(f"sessionStorage.setItem('mockd.workspace', {workspace['id']!r});")
+    calls: list[str] = []
+    page.on("request", lambda request: calls.append(request.url))
+    started = time.monotonic()
+    page.goto(dashboard_server.admin + "/#/mocks")
+    expect(page.get_by_test_id("mock-count")).to_have_text("1000 mocks", timeout=WAIT_MS)
+    elapsed = time.monotonic() - started
+    before = len(calls)
+    page.get_by_test_id("mock-filter").fill("bulk 0999")
+    expect(page.get_by_test_id("mock-count")).to_have_text("1 of 1000")
+    expect(page.locator("[data-testid=mock-table] tbody tr:visible")).to_have_count(1)
+    page.get_by_test_id("mock-filter").fill("")
+    expect(page.get_by_test_id("mock-count")).to_have_text("1000 mocks")
+    assert len(calls) == before, f"filtering called the server: {calls[before:]}"
+    mock_calls = [url for url in calls if re.search(r"/mocks/[^?]", url)]
+    assert not mock_calls, f"per-row calls: {mock_calls[:5]}"
+    print(f"1000 mocks listed in {elapsed:.2f} s")
+    assert elapsed < 10
