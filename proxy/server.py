@@ -40,16 +40,21 @@ import ipaddress
 import logging
 import socket
 import ssl
+import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
 import h11
+import httptools
 import orjson
 
 from proxy.recording import (DEFAULT_BODY_CAP, BodyTap, Filters, RecordingRedaction, SSEParser,
                              WebSocketTap, b64, header_lists)
+from proxy.writer import RecordingWriter
 
 log = logging.getLogger("mockd.proxy")
 
@@ -165,6 +170,34 @@ def _split_authority(authority: str, default_port: int) -> tuple[str, int]:
     return host, parts.port or default_port
 
 
+async def _open(scheme: str, host: str, port: int, context: ssl.SSLContext | None
+                ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection to ``host:port`` (TLS for ``https``/``wss``, verified with ``context``);
+    raises :class:`UpstreamError` (``upstream_unreachable``, ``upstream_tls_error``)."""
+    tls = None
+    if scheme in ("https", "wss"):
+        tls = context or upstream_context()
+    try:
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(host, port, ssl=tls, limit=READ_SIZE,
+                                    server_hostname=host if tls else None),
+            CONNECT_TIMEOUT)
+    except ssl.SSLCertVerificationError as error:
+        raise UpstreamError("upstream_tls_error",
+                            f"the certificate of {host}:{port} was not accepted: "
+                            f"{error.verify_message or error.reason}; trust its CA with "
+                            f"upstreamCa (--upstream-ca) or set insecureUpstream") from None
+    except ssl.SSLError as error:
+        raise UpstreamError("upstream_tls_error",
+                            f"TLS with {host}:{port} failed: {error.reason}") from None
+    except (OSError, asyncio.TimeoutError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror \
+            else type(error).__name__
+        raise UpstreamError("upstream_unreachable",
+                            f"cannot connect to {host}:{port}: {reason}") from None
+    return reader, writer
+
+
 class Upstream:
     """One connection to an origin, speaking HTTP/1.1 through an h11 client connection."""
 
@@ -179,27 +212,7 @@ class Upstream:
     async def open(cls, scheme: str, host: str, port: int,
                    context: ssl.SSLContext | None) -> "Upstream":
         """Connect (TLS for ``https``); raises :class:`UpstreamError`."""
-        tls = None
-        if scheme in ("https", "wss"):
-            tls = context or upstream_context()
-        try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(host, port, ssl=tls, limit=READ_SIZE,
-                                        server_hostname=host if tls else None),
-                CONNECT_TIMEOUT)
-        except ssl.SSLCertVerificationError as error:
-            raise UpstreamError("upstream_tls_error",
-                                f"the certificate of {host}:{port} was not accepted: "
-                                f"{error.verify_message or error.reason}; trust its CA with "
-                                f"upstreamCa (--upstream-ca) or set insecureUpstream") from None
-        except ssl.SSLError as error:
-            raise UpstreamError("upstream_tls_error",
-                                f"TLS with {host}:{port} failed: {error.reason}") from None
-        except (OSError, asyncio.TimeoutError) as error:
-            reason = error.strerror if isinstance(error, OSError) and error.strerror \
-                else type(error).__name__
-            raise UpstreamError("upstream_unreachable",
-                                f"cannot connect to {host}:{port}: {reason}") from None
+        reader, writer = await _open(scheme, host, port, context)
         return cls((scheme, host.lower(), port), reader, writer)
 
     def send(self, event: Any) -> None:
@@ -235,6 +248,251 @@ class _Stop(Exception):
     """End this client connection (its peer is gone or it cannot go on)."""
 
 
+class _Watchdog:
+    """A lazily re-armed timer: :meth:`arm` and :meth:`disarm` only set a deadline (no timer
+    handle per read); ``action`` runs once the loop time passes an armed deadline."""
+
+    __slots__ = ("_loop", "_action", "_deadline", "_handle")
+
+    def __init__(self, action: Callable[[], None]):
+        self._loop = asyncio.get_running_loop()
+        self._action = action
+        self._deadline: float | None = None
+        self._handle: asyncio.TimerHandle | None = None
+
+    def arm(self, seconds: float) -> None:
+        """Run the action in ``seconds`` s unless disarmed (or re-armed) before."""
+        self._deadline = self._loop.time() + seconds
+        if self._handle is None:
+            self._handle = self._loop.call_at(self._deadline, self._fire)
+
+    def disarm(self) -> None:
+        """Forget the deadline."""
+        self._deadline = None
+
+    def cancel(self) -> None:
+        """Disarm and drop the timer."""
+        self._deadline = None
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _fire(self) -> None:
+        self._handle = None
+        if self._deadline is None:
+            return
+        if self._loop.time() >= self._deadline:
+            self._deadline = None
+            self._action()
+        else:
+            self._handle = self._loop.call_at(self._deadline, self._fire)
+
+
+#: The end of a message body (an event of the parsers below).
+_END = object()
+#: The peer closed the connection.
+_CLOSED = object()
+
+
+class _BadMessage(Exception):
+    """Bytes that are not HTTP/1.x (or a head beyond :data:`MAX_HEAD`)."""
+
+
+@dataclass(slots=True)
+class _Head:
+    """A parsed request head (``method`` upper-case text, ``target`` as sent)."""
+
+    method: str
+    target: bytes
+    headers: list[tuple[bytes, bytes]]
+    http_version: bytes
+    keep_alive: bool
+
+
+class _RequestParser:
+    """Client bytes to events (httptools): a :class:`_Head`, body ``bytes``, :data:`_END`.
+    After a CONNECT or an upgrade request the bytes that follow the head are kept in
+    :attr:`trailing` and nothing more is parsed."""
+
+    __slots__ = ("events", "trailing", "_parser", "_url", "_headers", "_in_head", "_head_size")
+
+    def __init__(self) -> None:
+        self.events: deque[Any] = deque()
+        self.trailing: bytes | None = None
+        self._parser = httptools.HttpRequestParser(self)
+        self._url = b""
+        self._headers: list[tuple[bytes, bytes]] = []
+        self._in_head = False
+        self._head_size = 0
+
+    def on_message_begin(self) -> None:
+        self._url, self._headers, self._in_head, self._head_size = b"", [], True, 0
+
+    def on_url(self, url: bytes) -> None:
+        self._url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        parser = self._parser
+        self._in_head = False
+        self.events.append(_Head(parser.get_method().decode("ascii", "replace").upper(),
+                                 self._url, self._headers,
+                                 parser.get_http_version().encode("ascii"),
+                                 parser.should_keep_alive()))
+
+    def on_body(self, body: bytes) -> None:
+        self.events.append(body)
+
+    def on_message_complete(self) -> None:
+        self.events.append(_END)
+
+    def feed(self, data: bytes) -> None:
+        """Parse ``data``; raises :class:`_BadMessage`."""
+        if self.trailing is not None:
+            self.trailing += data
+            return
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade as upgrade:
+            self.trailing = data[upgrade.args[0]:]
+        except httptools.HttpParserError as error:
+            raise _BadMessage(f"malformed HTTP request: {error}") from None
+        if self._in_head:
+            self._head_size += len(data)
+            if self._head_size > MAX_HEAD:
+                raise _BadMessage(f"the request head is larger than {MAX_HEAD} bytes")
+
+
+class _ResponseParser:
+    """Origin bytes to events for one exchange (httptools): ``(status, reason, headers,
+    keep_alive)`` once (informational answers skipped), body ``bytes``, :data:`_END`.
+    ``head_only``: the answer to a HEAD request (ends with its head)."""
+
+    __slots__ = ("events", "done", "extra", "keep_alive", "_parser", "_head_only", "_reason",
+                 "_headers", "_head_size")
+
+    def __init__(self, head_only: bool):
+        self.events: deque[Any] = deque()
+        self.done = False
+        self.extra = False
+        self.keep_alive = False
+        self._parser = httptools.HttpResponseParser(self)
+        self._head_only = head_only
+        self._reason = b""
+        self._headers: list[tuple[bytes, bytes]] = []
+        self._head_size = 0
+
+    def on_message_begin(self) -> None:
+        if self.done:
+            self.extra = True
+        self._reason, self._headers = b"", []
+
+    def on_status(self, reason: bytes) -> None:
+        self._reason += reason
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        if self.done:
+            return
+        status = self._parser.get_status_code()
+        if 100 <= status < 200:
+            self._headers = []
+            return
+        self.events.append((status, self._reason, self._headers))
+        if self._head_only:
+            self._finish()
+
+    def on_body(self, body: bytes) -> None:
+        if self.done:
+            self.extra = True
+        elif self.events or self._headers:
+            self.events.append(body)
+
+    def on_message_complete(self) -> None:
+        if not self.done and self._parser.get_status_code() >= 200:
+            self._finish()
+
+    def _finish(self) -> None:
+        self.done = True
+        self.keep_alive = self._parser.should_keep_alive()
+        self.events.append(_END)
+
+    def feed(self, data: bytes) -> None:
+        """Parse ``data``; raises :class:`_BadMessage` (a 101 answer is one too)."""
+        if self.done:
+            self.extra = True
+            return
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            raise _BadMessage("the origin switched protocols unasked") from None
+        except httptools.HttpParserError as error:
+            raise _BadMessage(f"malformed HTTP answer: {error}") from None
+        if not self.events:
+            self._head_size += len(data)
+            if self._head_size > MAX_HEAD:
+                raise _BadMessage(f"the answer head is larger than {MAX_HEAD} bytes")
+
+
+class _Origin:
+    """A keep-alive connection to an origin for forwarded requests (HTTP/1.1 written by
+    hand, answers parsed by :class:`_ResponseParser`)."""
+
+    __slots__ = ("key", "reader", "writer", "reusable", "timed_out", "watchdog")
+
+    def __init__(self, key: tuple[str, str, int], reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter):
+        self.key = key
+        self.reader = reader
+        self.writer = writer
+        self.reusable = False
+        self.timed_out = False
+        self.watchdog = _Watchdog(self._expire)
+
+    def _expire(self) -> None:
+        self.timed_out = True
+        with contextlib.suppress(Exception):
+            self.writer.transport.abort()
+
+    def close(self) -> None:
+        """Close the socket (no wait)."""
+        self.watchdog.cancel()
+        with contextlib.suppress(Exception):
+            self.writer.close()
+
+
+def _head_bytes(first_line: bytes, headers: list[tuple[bytes, bytes]]) -> bytearray:
+    out = bytearray(first_line)
+    for name, value in headers:
+        out += name + b": " + value + b"\r\n"
+    out += b"\r\n"
+    return out
+
+
+def _status_line(status: int, reason: bytes | None = None) -> bytes:
+    if reason is None:
+        try:
+            reason = HTTPStatus(status).phrase.encode("ascii")
+        except ValueError:
+            reason = b""
+    return b"HTTP/1.1 %d %s\r\n" % (status, reason)
+
+
+def _chunk(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data) if data else b""
+
+
+def _is_chunked(headers: list[tuple[bytes, bytes]]) -> bool:
+    for name, value in headers:
+        if name.lower() == b"transfer-encoding" and b"chunked" in value.lower():
+            return True
+    return False
+
+
 class ProxyServer:
     """The proxy listener (see the module docstring). Use :meth:`start` and :meth:`stop` on
     the event loop; :attr:`settings` may be changed while running (mode, filters, ca).
@@ -242,6 +500,8 @@ class ProxyServer:
     Attributes:
         recorded: HTTP and stream recordings written since start.
         started_at: epoch seconds of :meth:`start`.
+        writer: the background :class:`~proxy.writer.RecordingWriter` of HTTP recordings
+            (its ``dropped`` counts recordings lost to a full queue).
     """
 
     def __init__(self, settings: ProxySettings):
@@ -251,6 +511,11 @@ class ProxyServer:
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._own: set[tuple[str, int]] = set()
+        self._port: int | None = None
+        self.writer = RecordingWriter(self._store, self._count)
+
+    def _count(self, written: int) -> None:
+        self.recorded += written
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -262,17 +527,18 @@ class ProxyServer:
         for sock in self._server.sockets:
             address = sock.getsockname()
             self._own.add((str(address[0]), int(address[1])))
+        self._port = next(iter(self._own))[1] if self._own else None
 
     @property
     def port(self) -> int:
         """The port listened on (the real one when started with port 0)."""
-        if self._server is None or not self._server.sockets:
+        if self._server is None or self._port is None:
             return self.settings.port
-        return int(self._server.sockets[0].getsockname()[1])
+        return self._port
 
     async def stop(self) -> None:
         """Stop listening and close every open connection (streams end; their recordings
-        are finished)."""
+        are finished); the queued HTTP recordings are written before it returns."""
         server, self._server = self._server, None
         if server is not None:
             server.close()
@@ -283,6 +549,14 @@ class ProxyServer:
         if server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 2)
+        await asyncio.to_thread(self.writer.close)
+
+    async def flush(self) -> None:
+        """Wait (up to 5 s) until the HTTP recordings queued so far are written."""
+        done = threading.Event()
+        if not self.writer.submit(lambda: done.set()):
+            return
+        await asyncio.to_thread(done.wait, 5)
 
     # ------------------------------------------------------------------ helpers
     def _is_self(self, host: str, port: int) -> bool:
@@ -315,6 +589,10 @@ class ProxyServer:
             return
         if task is not None:
             self._tasks.add(task)
+        with contextlib.suppress(OSError):
+            sock = writer.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             await _ClientConnection(self, reader, writer).run()
         except (asyncio.CancelledError, _Stop):
@@ -340,44 +618,65 @@ class _ClientConnection:
         self.reader = reader
         self.writer = writer
         self.tunnel = tunnel  # (host, port) of an intercepted CONNECT
-        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
-        self.upstream: Upstream | None = None
+        self.parser = _RequestParser()
+        self.upstream: _Origin | None = None
+        self.head: _Head | None = None
+        self.body_done = True  # the current request's body was read to its end
+        self.responded = False  # a response head went out for the current request
+        self.close_after = False
+        self.watchdog = _Watchdog(self._idle)
 
-    # ------------------------------------------------------------------ h11 plumbing
-    async def _next_event(self, timeout: float | None = IDLE_TIMEOUT) -> Any:
-        while True:
-            try:
-                event = self.conn.next_event()
-            except h11.RemoteProtocolError as error:
-                await self._error_if_possible(400, "bad_request",
-                                              f"malformed HTTP request: {error}")
-                raise _Stop from None
-            if event is not h11.NEED_DATA:
-                return event
-            try:
-                data = await asyncio.wait_for(self.reader.read(READ_SIZE), timeout)
-            except asyncio.TimeoutError:
-                raise _Stop from None
-            self.conn.receive_data(data)
+    def _idle(self) -> None:
+        with contextlib.suppress(Exception):
+            self.writer.transport.abort()
 
-    async def _send(self, event: Any) -> None:
-        try:
-            data = self.conn.send(event)
-        except h11.LocalProtocolError as error:
-            raise _Stop(str(error)) from None
-        if data:
-            self.writer.write(data)
-            await self.writer.drain()
+    # ------------------------------------------------------------------ plumbing
+    async def _next_event(self, timeout: float = IDLE_TIMEOUT) -> Any:
+        """The next request event (:class:`_Head`, body bytes, :data:`_END`, or
+        :data:`_CLOSED`)."""
+        events = self.parser.events
+        while not events:
+            if self.parser.trailing is not None:
+                return _CLOSED
+            self.watchdog.arm(timeout)
+            try:
+                data = await self.reader.read(READ_SIZE)
+            except (OSError, ssl.SSLError, ConnectionError):
+                data = b""
+            finally:
+                self.watchdog.disarm()
+            if not data:
+                return _CLOSED
+            try:
+                self.parser.feed(data)
+            except _BadMessage as error:
+                await self._error_if_possible(400, "bad_request", str(error))
+                raise _Stop from None
+        event = events.popleft()
+        if event is _END:
+            self.body_done = True
+        elif isinstance(event, _Head):
+            self.body_done = False
+        return event
+
+    async def _write(self, data: bytes | bytearray) -> None:
+        self.writer.write(data)
+        await self.writer.drain()
 
     async def _respond(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes,
                        ) -> None:
-        await self._send(h11.Response(status_code=status, headers=headers))
-        if body:
-            await self._send(h11.Data(data=body))
-        await self._send(h11.EndOfMessage())
+        headers = list(headers)
+        if self.head is None or not self.head.keep_alive or self.close_after:
+            self.close_after = True
+            headers.append((b"Connection", b"close"))
+        out = _head_bytes(_status_line(status), headers)
+        if body and not (self.head is not None and self.head.method == "HEAD"):
+            out += body
+        self.responded = True
+        await self._write(out)
 
     async def _error_if_possible(self, status: int, code: str, message: str) -> None:
-        if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+        if not self.responded:
             with contextlib.suppress(Exception):
                 await self._respond(*_json_error(status, code, message))
 
@@ -390,34 +689,41 @@ class _ClientConnection:
         try:
             while True:
                 event = await self._next_event()
-                if isinstance(event, h11.ConnectionClosed):
+                if not isinstance(event, _Head):
                     return
-                if not isinstance(event, h11.Request):
-                    return
+                self.head, self.responded = event, False
                 switched = await self._serve(event)
                 if switched:
                     return
-                if self.conn.our_state is h11.DONE and self.conn.their_state is h11.DONE:
-                    self.conn.start_next_cycle()
-                else:
+                if not (self.body_done and self.responded and event.keep_alive) or \
+                        self.close_after:
                     return
+                trailing = self.parser.trailing
+                if trailing is not None:
+                    # An upgrade that was answered as a plain request: parse on.
+                    self.parser = _RequestParser()
+                    if trailing:
+                        self.parser.feed(trailing)
+        except _BadMessage:
+            return
         finally:
+            self.watchdog.cancel()
             if self.upstream is not None:
                 self.upstream.close()
 
     async def _drain_request(self) -> None:
         """Read the rest of the request (its body), discarding it."""
-        while self.conn.their_state is h11.SEND_BODY:
+        while not self.body_done:
             event = await self._next_event()
-            if isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
-                return
+            if event is _CLOSED:
+                raise _Stop
 
-    async def _serve(self, request: h11.Request) -> bool:
+    async def _serve(self, request: _Head) -> bool:
         """Serve one request; True when the connection was switched (tunnel, WebSocket)."""
-        method = request.method.decode("ascii", "replace").upper()
+        method = request.method
         if method == "CONNECT":
             return await self._connect(request)
-        headers = list(request.headers.raw_items())
+        headers = request.headers
         target = request.target.decode("latin-1")
         if self.tunnel is not None:
             scheme = "https"
@@ -469,159 +775,233 @@ class _ClientConnection:
                    if name.lower() not in (b"host", b"expect")]
         return [(b"Host", exchange.authority.encode("latin-1")), *headers]
 
-    async def _get_upstream(self, exchange: "_Exchange") -> Upstream:
+    async def _get_upstream(self, exchange: "_Exchange") -> _Origin:
         key = (exchange.scheme, exchange.host.lower(), exchange.port)
-        if self.upstream is not None and self.upstream.key == key and \
-                self.upstream.conn.our_state is h11.IDLE and \
-                not self.upstream.reader.at_eof():
-            return self.upstream
+        origin = self.upstream
+        if origin is not None:
+            if origin.key == key and origin.reusable and not origin.reader.at_eof():
+                origin.reusable = False
+                return origin
+            origin.close()
+            self.upstream = None
+        reader, writer = await _open(exchange.scheme, exchange.host, exchange.port,
+                                     self.settings.upstream_context)
+        with contextlib.suppress(OSError):
+            sock = writer.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.upstream = _Origin(key, reader, writer)
+        return self.upstream
+
+    def _drop_upstream(self) -> None:
         if self.upstream is not None:
             self.upstream.close()
             self.upstream = None
-        self.upstream = await Upstream.open(exchange.scheme, exchange.host, exchange.port,
-                                            self.settings.upstream_context)
-        return self.upstream
 
     async def _forward(self, exchange: "_Exchange", record: bool,
                        body: bytes | None = None) -> None:
         """Send the request upstream (streaming its body, or ``body`` when already read) and
-        relay the answer; record it when ``record`` and the filters pass."""
+        relay the answer; record it when ``record`` and the filters pass (the recording is
+        built and written by the proxy's background writer)."""
         record = record and self.settings.filters.records(exchange.host, exchange.path)
         cap = self.settings.body_cap
         started = time.perf_counter_ns()
         request_tap = BodyTap(cap) if record else None
         try:
-            upstream = await self._get_upstream(exchange)
+            origin = await self._get_upstream(exchange)
         except UpstreamError as error:
             await self._drain_request()
             await self._error(502, error.code, error.message)
             return
-        if self.conn.client_is_waiting_for_100_continue:
-            await self._send(h11.InformationalResponse(status_code=100, headers=[]))
+        headers = self._upstream_headers(exchange)
+        chunked = False
+        if body is not None:
+            headers = [(name, value) for name, value in headers
+                       if name.lower() != b"content-length"]
+            if body or _header(exchange.headers, b"content-length") is not None:
+                headers.append((b"Content-Length", str(len(body)).encode()))
+        elif _is_chunked(exchange.headers):
+            chunked = True
+            headers.append((b"Transfer-Encoding", b"chunked"))
+        out = _head_bytes(b"%s %s HTTP/1.1\r\n" % (exchange.method.encode("ascii"),
+                                                  exchange.path_query.encode("latin-1")),
+                          headers)
         try:
-            upstream.send(h11.Request(method=exchange.method,
-                                      target=exchange.path_query.encode("latin-1"),
-                                      headers=self._upstream_headers(exchange)))
             if body is not None:
-                if body:
-                    upstream.send(h11.Data(data=body))
-                    if request_tap is not None:
-                        request_tap.feed(body)
-                upstream.send(h11.EndOfMessage())
-                await upstream.writer.drain()
+                out += body
+                if request_tap is not None:
+                    request_tap.feed(body)
             else:
-                while True:
+                expect = _header(exchange.headers, b"expect")
+                if expect is not None and expect.lower() == b"100-continue" and \
+                        not self.body_done and not self.parser.events:
+                    await self._write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                while not self.body_done:
+                    if not self.parser.events and out:
+                        origin.writer.write(out)
+                        out = bytearray()
+                        await origin.writer.drain()
                     event = await self._next_event()
-                    if isinstance(event, h11.Data):
-                        upstream.send(event)
-                        await upstream.writer.drain()
+                    if event is _END:
+                        if chunked:
+                            out += b"0\r\n\r\n"
+                    elif isinstance(event, bytes):
                         if request_tap is not None:
-                            request_tap.feed(event.data)
-                    elif isinstance(event, h11.EndOfMessage):
-                        upstream.send(h11.EndOfMessage())
-                        await upstream.writer.drain()
-                        break
+                            request_tap.feed(event)
+                        out += _chunk(event) if chunked else event
                     else:
                         raise _Stop("client went away mid-request")
-            response = await upstream.next_event(RESPONSE_TIMEOUT)
-            while isinstance(response, h11.InformationalResponse):
-                response = await upstream.next_event(RESPONSE_TIMEOUT)
-        except (OSError, asyncio.TimeoutError, h11.ProtocolError, ssl.SSLError) as error:
-            upstream.close()
-            self.upstream = None
-            reason = "timed out" if isinstance(error, asyncio.TimeoutError) else \
-                (str(error) or type(error).__name__)
+            origin.writer.write(out)
+            answer = _ResponseParser(exchange.method == "HEAD")
+            origin.watchdog.arm(RESPONSE_TIMEOUT)
+            try:
+                while not answer.events:
+                    data = await origin.reader.read(READ_SIZE)
+                    if not data:
+                        break
+                    answer.feed(data)
+            finally:
+                origin.watchdog.disarm()
+        except (OSError, ssl.SSLError, ConnectionError, _BadMessage) as error:
+            timed_out = origin.timed_out
+            self._drop_upstream()
+            reason = "timed out" if timed_out else (str(error) or type(error).__name__)
             await self._error_if_possible(
                 502, "upstream_unreachable",
                 f"{exchange.host}:{exchange.port} did not answer: {reason}")
-            if self.conn.their_state is h11.SEND_BODY:
+            if not self.body_done:
                 raise _Stop from None
             return
-        if not isinstance(response, h11.Response):
-            upstream.close()
-            self.upstream = None
-            await self._error_if_possible(502, "upstream_unreachable",
-                                          f"{exchange.host}:{exchange.port} closed the "
-                                          f"connection without an answer")
+        if not answer.events:
+            timed_out = origin.timed_out
+            self._drop_upstream()
+            await self._error_if_possible(
+                502, "upstream_unreachable",
+                f"{exchange.host}:{exchange.port} did not answer: timed out" if timed_out else
+                f"{exchange.host}:{exchange.port} closed the connection without an answer")
             return
-        response_headers = list(response.headers.raw_items())
+        status, reason, response_headers = answer.events.popleft()
+        await self._relay_answer(exchange, origin, answer, status, reason, response_headers,
+                                 request_tap, started)
+
+    async def _relay_answer(self, exchange: "_Exchange", origin: _Origin,
+                            answer: _ResponseParser, status: int, reason: bytes,
+                            response_headers: list[tuple[bytes, bytes]],
+                            request_tap: BodyTap | None, started: int) -> None:
+        """Send the origin's answer to the client as it arrives (re-framed for the client's
+        HTTP version) and queue its recording."""
+        record = request_tap is not None
+        cap = self.settings.body_cap
         content_type = (_header(response_headers, b"content-type") or b"").lower()
         sse = record and content_type.startswith(b"text/event-stream")
-        await self._send(h11.Response(status_code=response.status_code,
-                                      headers=_strip_hop(response_headers),
-                                      reason=response.reason))
+        bodiless = exchange.method == "HEAD" or status in (204, 304)
+        origin_chunked = _is_chunked(response_headers)
+        sized = not origin_chunked and \
+            _header(response_headers, b"content-length") is not None
+        headers = _strip_hop(response_headers)
+        client_chunked = False
+        if not bodiless and not sized:
+            if exchange.http_version == b"1.1":
+                client_chunked = True
+                headers.append((b"Transfer-Encoding", b"chunked"))
+            else:
+                self.close_after = True
+        if not self.head.keep_alive or self.close_after:  # type: ignore[union-attr]
+            self.close_after = True
+            headers.append((b"Connection", b"close"))
+        out = _head_bytes(_status_line(status, reason), headers)
+        self.responded = True
         response_tap = BodyTap(cap) if record and not sse else None
         stream = self._sse_recorder(exchange) if sse else None
         parser = SSEParser() if stream is not None else None
         complete = False
+        events = answer.events
         try:
             while True:
-                event = await upstream.next_event()
-                if isinstance(event, h11.Data):
+                while events:
+                    event = events.popleft()
+                    if event is _END:
+                        complete = True
+                        break
                     if response_tap is not None:
-                        response_tap.feed(event.data)
+                        response_tap.feed(event)
                     if parser is not None:
-                        for event_type, data, event_id in parser.feed(event.data):
+                        for event_type, data, event_id in parser.feed(event):
                             stream.sse_event(data, event_type=event_type, event_id=event_id)
-                    await self._send(h11.Data(data=event.data))
-                elif isinstance(event, h11.EndOfMessage):
-                    await self._send(h11.EndOfMessage())
-                    complete = True
+                    out += _chunk(event) if client_chunked else event
+                if complete:
                     break
-                else:
+                if out:
+                    self.writer.write(out)
+                    out = bytearray()
+                    await self.writer.drain()
+                data = await origin.reader.read(READ_SIZE)
+                if not data:
+                    # A body delimited by the connection's end is complete here.
+                    complete = not bodiless and not sized and not origin_chunked
                     break
-        except (OSError, h11.ProtocolError, ssl.SSLError):
-            pass
+                answer.feed(data)
+            if complete and client_chunked:
+                out += b"0\r\n\r\n"
+            if out:
+                self.writer.write(out)
+                await self.writer.drain()
+        except (OSError, ssl.SSLError, _BadMessage):
+            complete = False
         finally:
             if stream is not None:
                 self._finish_stream(stream, "complete" if complete else "incomplete")
-            if not complete or not upstream.reusable:
-                upstream.close()
-                self.upstream = None
+            if complete and answer.done and answer.keep_alive and not answer.extra:
+                origin.reusable = True
             else:
-                upstream.conn.start_next_cycle()
+                self._drop_upstream()
         if not complete:
             raise _Stop("the answer did not end cleanly")
         if response_tap is not None and request_tap is not None:
-            self._record_http(exchange, request_tap, response.status_code,
-                              response.reason.decode("latin-1"), response_headers,
-                              response_tap, time.perf_counter_ns() - started)
+            self._record_http(exchange, request_tap, status, reason.decode("latin-1"),
+                              response_headers, response_tap, time.perf_counter_ns() - started)
 
     # ------------------------------------------------------------------ recording
     def _record_http(self, exchange: "_Exchange", request_tap: BodyTap, status: int,
                      reason: str, response_headers: list[tuple[bytes, bytes]],
                      response_tap: BodyTap, duration_ns: int) -> None:
+        """Queue the recording of one exchange; it is built and stored by the writer."""
         redaction = self.settings.redaction
-        request_headers = header_lists(exchange.headers_for_record())
-        answer_headers = header_lists(response_headers)
-        request_body = redaction.body(request_tap.value(), request_headers,
-                                      request_tap.truncated)
-        response_body = redaction.body(response_tap.value(), answer_headers,
-                                       response_tap.truncated)
-        record: dict[str, Any] = {
-            "request": {"method": exchange.method, "url": redaction.url(exchange.url),
-                        "path": exchange.path, "host": exchange.authority,
-                        "scheme": exchange.scheme,
-                        "headers": redaction.headers(request_headers),
-                        "body": b64(request_body)},
-            "response": {"statusCode": status, "statusText": reason,
-                         "headers": redaction.headers(answer_headers),
-                         "body": b64(response_body)},
-            "duration": duration_ns,
-        }
-        if request_tap.truncated:
-            record["request"]["bodyTruncated"] = True
-        if response_tap.truncated:
-            record["response"]["bodyTruncated"] = True
-        if request_tap.truncated or response_tap.truncated:
-            record["bodyTruncated"] = True
-        try:
-            self.proxy._store().add("http", record, session_id=self.settings.session_id,
-                                    columns={"method": exchange.method, "path": exchange.path,
-                                             "host": exchange.host, "status": status})
-            self.proxy.recorded += 1
-        except Exception:  # noqa: BLE001 - a failed write never breaks the relay
-            log.exception("cannot store a proxy recording")
+        session_id = self.settings.session_id
+
+        def build() -> tuple[str, dict, str | None, dict]:
+            request_headers = header_lists(exchange.headers_for_record())
+            answer_headers = header_lists(response_headers)
+            request_body = redaction.body(request_tap.value(), request_headers,
+                                          request_tap.truncated)
+            response_body = redaction.body(response_tap.value(), answer_headers,
+                                           response_tap.truncated)
+            record: dict[str, Any] = {
+                "request": {"method": exchange.method, "url": redaction.url(exchange.url),
+                            "path": exchange.path, "host": exchange.authority,
+                            "scheme": exchange.scheme,
+                            "headers": redaction.headers(request_headers),
+                            "body": b64(request_body)},
+                "response": {"statusCode": status, "statusText": reason,
+                             "headers": redaction.headers(answer_headers),
+                             "body": b64(response_body)},
+                "duration": duration_ns,
+                "timestamp": timestamp,
+            }
+            if request_tap.truncated:
+                record["request"]["bodyTruncated"] = True
+            if response_tap.truncated:
+                record["response"]["bodyTruncated"] = True
+            if request_tap.truncated or response_tap.truncated:
+                record["bodyTruncated"] = True
+            return "http", record, session_id, {"method": exchange.method,
+                                                "path": exchange.path,
+                                                "host": exchange.host, "status": status}
+
+        from recordings.store import utc_now
+
+        timestamp = utc_now()
+        self.proxy.writer.submit(build)
 
     def _stream_recorder(self, exchange: "_Exchange", protocol: str,
                          subprotocol: str | None = None) -> Any:
@@ -655,18 +1035,16 @@ class _ClientConnection:
         from proxy.playback import find_recording, playback_response
 
         body = bytearray()
-        while self.conn.their_state is h11.SEND_BODY:
+        while not self.body_done:
             event = await self._next_event()
-            if isinstance(event, h11.Data):
-                body += event.data
+            if isinstance(event, bytes):
+                body += event
                 if len(body) > PLAYBACK_BODY_LIMIT:
                     await self._error(413, "body_too_large",
                                       f"playback compares bodies up to "
                                       f"{PLAYBACK_BODY_LIMIT} bytes")
                     raise _Stop
-            elif isinstance(event, h11.EndOfMessage):
-                break
-            else:
+            elif event is not _END:
                 raise _Stop
         try:
             recording = find_recording(self.proxy._store(), self.settings.session_id,
@@ -689,7 +1067,7 @@ class _ClientConnection:
         return False
 
     # ------------------------------------------------------------------ CONNECT
-    async def _connect(self, request: h11.Request) -> bool:
+    async def _connect(self, request: _Head) -> bool:
         target = request.target.decode("latin-1")
         try:
             host, port = _split_authority(target, 443)
@@ -707,20 +1085,20 @@ class _ClientConnection:
                      and settings.filters.host_passes(host) and self.tunnel is None)
         if not intercept:
             try:
-                upstream = await Upstream.open("tcp", host, port, None)
+                reader, writer = await _open("tcp", host, port, None)
             except UpstreamError as error:
                 await self._error(502, error.code, error.message)
                 return False
-            await self._send(h11.Response(status_code=200, headers=[],
-                                          reason=b"Connection Established"))
-            trailing, _ = self.conn.trailing_data
+            self.responded = True
+            await self._write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            trailing = self.parser.trailing
             if trailing:
-                upstream.writer.write(trailing)
-            await _pipe_both(self.reader, self.writer, upstream.reader, upstream.writer)
+                writer.write(trailing)
+            await _pipe_both(self.reader, self.writer, reader, writer)
             return True
-        await self._send(h11.Response(status_code=200, headers=[],
-                                      reason=b"Connection Established"))
-        trailing, _ = self.conn.trailing_data
+        self.responded = True
+        await self._write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        trailing = self.parser.trailing
         if trailing:
             # The client spoke before the answer; the buffered bytes cannot go back under TLS.
             raise _Stop
@@ -769,27 +1147,31 @@ class _ClientConnection:
             # Refused upgrade: relay the answer as is, then close.
             try:
                 if isinstance(answer, h11.Response):
-                    await self._send(h11.Response(status_code=answer.status_code,
-                                                  headers=_strip_hop(
-                                                      list(answer.headers.raw_items())),
-                                                  reason=answer.reason))
+                    # Relayed as a body delimited by the end of the connection.
+                    headers = [(name, value) for name, value in
+                               _strip_hop(list(answer.headers.raw_items()))
+                               if name.lower() != b"content-length"]
+                    self.responded = True
+                    await self._write(_head_bytes(
+                        _status_line(answer.status_code, answer.reason),
+                        headers + [(b"Connection", b"close")]))
                     while True:
                         event = await upstream.next_event(RESPONSE_TIMEOUT)
-                        if isinstance(event, h11.Data):
-                            await self._send(event)
-                        else:
-                            await self._send(h11.EndOfMessage())
+                        if not isinstance(event, h11.Data):
                             break
+                        await self._write(event.data)
                 else:
                     await self._error(502, "upstream_unreachable", "no upgrade answer")
             finally:
                 upstream.close()
             raise _Stop
         answer_headers = list(answer.headers.raw_items())
-        await self._send(h11.InformationalResponse(
-            status_code=101, headers=_strip_hop(answer_headers, keep=frozenset({b"upgrade"}))
-            + [(b"Connection", b"Upgrade")], reason=answer.reason))
-        client_trailing, _ = self.conn.trailing_data
+        self.responded = True
+        await self._write(_head_bytes(
+            _status_line(101, answer.reason),
+            _strip_hop(answer_headers, keep=frozenset({b"upgrade"}))
+            + [(b"Connection", b"Upgrade")]))
+        client_trailing = self.parser.trailing
         upstream_trailing, _ = upstream.conn.trailing_data
         recorder = None
         taps: tuple[Any, Any] = (None, None)

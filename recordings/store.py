@@ -1,5 +1,5 @@
 """The one recording store: every kind of recorded traffic (HTTP proxy recordings, WebSocket
-and SSE stream recordings, SOAP and MQTT recordings) and the sessions they belong to.
+and SSE stream recordings, SOAP, MQTT and gRPC recordings) and the sessions they belong to.
 
 Recordings are JSON documents kept in SQLite (the standard :mod:`sqlite3` module, WAL,
 ``synchronous=NORMAL``) with indexed summary columns for filters and sorting. A document
@@ -50,7 +50,7 @@ import orjson
 log = logging.getLogger(__name__)
 
 #: The kinds of recording the store keeps.
-KINDS = ("http", "stream", "soap", "mqtt")
+KINDS = ("http", "stream", "soap", "mqtt", "grpc")
 #: The summary columns ``add(columns=...)`` may set, with their SQL types; ``query(filters=)``
 #: compares them for equality and ``sort_by`` may name them.
 COLUMNS = {"method": "TEXT", "path": "TEXT", "host": "TEXT", "status": "INTEGER",
@@ -259,30 +259,70 @@ class RecordingStore:
         """
         _check_kind(kind)
         values = _columns(columns)
+        with self._lock:
+            self._check_open()
+            return self._insert(kind, record, session_id, values)
+
+    def add_many(self, kind: str, items: list[tuple[dict, str | None, dict | None]]) -> int:
+        """Keep several recordings of ``kind`` in one transaction: ``items`` are ``(record,
+        session_id, columns)`` as for :meth:`add` (ids and timestamps set the same way, the
+        cap applied to each in turn). An item that :meth:`add` would refuse (duplicate id,
+        unknown column, not JSON) is skipped and logged; the others are kept. Answers how
+        many were stored. Raises ValueError for an unknown kind or a closed store."""
+        _check_kind(kind)
+        stored = 0
+        with self._lock:
+            self._check_open()
+            self._db.execute("BEGIN")
+            try:
+                for record, session_id, columns in items:
+                    try:
+                        before = self._totals[kind][0]
+                        self._insert(kind, record, session_id, _columns(columns))
+                        stored += self._totals[kind][0] - before
+                    except (ValueError, TypeError) as error:
+                        log.warning("a recording was not kept: %s", error)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                self._reload_totals()
+                raise
+        return stored
+
+    def _insert(self, kind: str, record: dict, session_id: str | None,
+                values: dict[str, Any]) -> dict:
+        """:meth:`add` under the lock (``values`` checked by :func:`_columns`)."""
         record.setdefault("id", _new_id("rec"))
         record.setdefault("timestamp", utc_now())
         record["sessionId"] = session_id
         data = orjson.dumps(record)
-        with self._lock:
-            self._check_open()
-            if self._db.execute("SELECT 1 FROM recordings WHERE id = ?",
-                                (record["id"],)).fetchone() is not None:
-                raise ValueError(f"a recording with id {record['id']!r} exists")
-            if not self._make_room(len(data), keep=None, kind=kind):
-                return record
-            doc, file = self._place(record["id"], data)
-            names = ", ".join(values)
-            self._db.execute(
-                f"INSERT INTO recordings (id, kind, session_id, timestamp, size, doc, file"
-                f"{', ' + names if names else ''}) VALUES (?,?,?,?,?,?,?"
-                f"{',?' * len(values)})",
-                (record["id"], kind, session_id, str(record["timestamp"]), len(data), doc, file,
-                 *values.values()))
-            self._bytes += len(data)
-            self._totals[kind][0] += 1
-            self._totals[kind][1] += len(data)
-            self._after_growth()
+        if self._db.execute("SELECT 1 FROM recordings WHERE id = ?",
+                            (record["id"],)).fetchone() is not None:
+            raise ValueError(f"a recording with id {record['id']!r} exists")
+        if not self._make_room(len(data), keep=None, kind=kind):
+            return record
+        doc, file = self._place(record["id"], data)
+        names = ", ".join(values)
+        self._db.execute(
+            f"INSERT INTO recordings (id, kind, session_id, timestamp, size, doc, file"
+            f"{', ' + names if names else ''}) VALUES (?,?,?,?,?,?,?"
+            f"{',?' * len(values)})",
+            (record["id"], kind, session_id, str(record["timestamp"]), len(data), doc, file,
+             *values.values()))
+        self._bytes += len(data)
+        self._totals[kind][0] += 1
+        self._totals[kind][1] += len(data)
+        self._after_growth()
         return record
+
+    def _reload_totals(self) -> None:
+        """Recount the byte total and per-kind totals from the database (after a rollback)."""
+        self._bytes = int(self._db.execute(
+            "SELECT COALESCE(SUM(size), 0) FROM recordings").fetchone()[0])
+        self._totals = {kind: [0, 0] for kind in KINDS}
+        for row in self._db.execute("SELECT kind, COALESCE(SUM(deleted = 0), 0), "
+                                    "COALESCE(SUM(size), 0) FROM recordings GROUP BY kind"):
+            self._totals[row[0]] = [int(row[1]), int(row[2])]
 
     def replace(self, record_id: str, record: dict, *, columns: dict | None = None) -> bool:
         """Store ``record`` as the new document of recording ``record_id`` (its ``id``,
