@@ -15,12 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic_core import core_schema
 
 from mocks.core.schema import Open, Strict, scalar_text
-from mocks.server_config import ServerBlock, ServerConfig
 from mocks.protocols import MOCK_TYPES, PROTOCOLS, resolve_target
+from tables.names import ACTIONS
 from mocks.protocols.http.config import (HTTP_METHODS, HttpMock, JsonPathExists, Matcher,
                                          RequestValidation, Response)
-from tables.config import ExtendBinding, StatefulResourceConfig, TableConfig
-from tables.operations_config import CustomOperationConfig
 
 __all__ = ["HTTP_METHODS", "MOCK_TYPES", "ConfigFile", "HttpMock", "ImportEntry",
            "JsonPathExists", "Matcher", "Mock", "Open", "RecordingConfig",
@@ -122,41 +120,42 @@ class MockFields(Strict):
     def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
         # The schema reads as the union it validates: exactly one protocol block, the one
         # named by `type` (which may be left out and is then inferred from the block).
-        schema = handler(core_schema)
+        schema = _untitled_json_schema(handler(core_schema), handler, MOCK_TYPES)
         target = handler.resolve_ref_schema(schema)
-        for kind in MOCK_TYPES:
-            # A block is a model: its property gets no title of its own (as for any field
-            # typed by a model), though ProtocolBlock is not a model class itself.
-            target.get("properties", {}).get(kind, {}).pop("title", None)
         target["oneOf"] = [{"title": f"{kind} mock", "required": [kind],
                             "properties": {"type": {"const": kind}}} for kind in MOCK_TYPES]
         return schema
 
 
-class ProtocolBlock:
-    """The type of one protocol block of :class:`Mock` (``mock.<type>``): the config model its
-    registry entry names (:data:`mocks.protocols.PROTOCOLS`), imported and built the first time
-    a block of that type is validated or the JSON Schema is asked for, so a config of HTTP
-    mocks never builds the gRPC, MQTT, SOAP, GraphQL, WebSocket or identity-provider models.
+class LazyModel:
+    """A field type naming a pydantic model by import string (``"module:Class"``): the model
+    is imported and built the first time a value of the field is validated or the JSON
+    Schema is asked for, so a config that leaves the field out never pays for the model (an
+    HTTP-only config builds no gRPC, MQTT, SOAP, GraphQL, WebSocket, identity-provider,
+    ``serverConfig``, chaos or table model).
 
     Validation is the model's own (``Model.model_validate``): the same values, the same error
-    types and messages, at the same locations (pydantic prefixes them with the block's key);
-    serialisation is the model instance's own. The JSON Schema is the model's, so the
-    published schema is unchanged. Raises
-    :class:`~mocks.protocols.HandlerImportError` when the model cannot be imported.
+    types and messages, at the same locations (pydantic prefixes them with the field's key and
+    list index); serialisation is the model instance's own; the JSON Schema is the model's
+    (the model lands in ``$defs``), so the published schema is unchanged. A field typed
+    ``Annotated[Any, LazyModel(...)] | None`` must be listed in its model's
+    :func:`_untitled_json_schema` hook, as pydantic gives a model-typed field no title.
+    Raises ImportError when the model cannot be imported.
     """
 
-    __slots__ = ("mock_type", "target", "_model")
+    __slots__ = ("target", "_model")
 
-    def __init__(self, mock_type: str, target: str):
-        self.mock_type = mock_type
+    def __init__(self, target: str):
         self.target = target
         self._model: type[BaseModel] | None = None
 
     def model(self) -> type[BaseModel]:
-        """The config model class (imported on the first call)."""
+        """The model class (imported on the first call)."""
         if self._model is None:
-            self._model = resolve_target(self.target, self.mock_type)
+            import importlib
+
+            module_name, _, name = self.target.partition(":")
+            self._model = getattr(importlib.import_module(module_name), name)
         return self._model
 
     def _validate(self, value: Any, info: core_schema.ValidationInfo) -> Any:
@@ -173,7 +172,64 @@ class ProtocolBlock:
             self._validate, metadata={"pydantic_js_annotation_functions": [self._json_schema]})
 
     def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.target!r})"
+
+
+class ProtocolBlock(LazyModel):
+    """The type of one protocol block of :class:`Mock` (``mock.<type>``): the config model its
+    registry entry names (:data:`mocks.protocols.PROTOCOLS`), built when a block of that type
+    is first validated (see :class:`LazyModel`). Raises
+    :class:`~mocks.protocols.HandlerImportError` when the model cannot be imported.
+    """
+
+    __slots__ = ("mock_type",)
+
+    def __init__(self, mock_type: str, target: str):
+        super().__init__(target)
+        self.mock_type = mock_type
+
+    def model(self) -> type[BaseModel]:
+        """The config model class (imported on the first call)."""
+        if self._model is None:
+            _table_actions_in_published_order()
+            self._model = resolve_target(self.target, self.mock_type)
+        return self._model
+
+    def __repr__(self) -> str:
         return f"ProtocolBlock({self.mock_type!r}, {self.target!r})"
+
+
+def _table_actions_in_published_order() -> Any:
+    """Put ``Literal[list, get, ...] | None`` at the front of typing's cache of unions.
+
+    typing caches ``X | None`` by equality, and Literals of the same values in another order
+    are equal, so the union a model module builds may be one built earlier with the values in
+    another order; pydantic publishes that order. The gRPC and SOAP models list the table
+    actions as ``get, list, ...``, the table and GraphQL models as ``list, get, ...``: called
+    just before a protocol model is imported, this keeps the order the JSON Schema has always
+    published (``list, get, ...``) whichever protocol module is imported first. Returns the
+    union.
+    """
+    return Literal[ACTIONS] | None  # type: ignore[valid-type]
+
+
+def build_protocol_models() -> None:
+    """Build every protocol block's model now, in registry order: the admin side (which
+    validates mocks of any type and publishes the JSON Schema) calls it before it imports
+    the protocols' admin routes. Raises :class:`~mocks.protocols.HandlerImportError`."""
+    for block in PROTOCOL_BLOCKS.values():
+        block.model()
+
+
+def _untitled_json_schema(schema: dict[str, Any], handler: Any,
+                          keys: tuple[str, ...]) -> dict[str, Any]:
+    """``schema`` (a model's JSON Schema) with no ``title`` on the properties ``keys``: fields
+    typed by a :class:`LazyModel` read as fields typed by the model itself, which pydantic
+    leaves untitled. Returns ``schema``."""
+    target = handler.resolve_ref_schema(schema)
+    for key in keys:
+        target.get("properties", {}).get(key, {}).pop("title", None)
+    return schema
 
 
 #: ``{mock type: its block type}`` in registry order.
@@ -235,17 +291,27 @@ class ConfigFile(Strict):
     kind: str | None = None
     name: str | None = None
     metadata: dict[str, Any] | None = None
-    server_config: ServerConfig | None = Field(None, alias="serverConfig")
-    server: ServerBlock | None = None
+    # Typed by their models through LazyModel: built only for a config that has the key.
+    server_config: Annotated[Any, LazyModel("mocks.server_config:ServerConfig")] | None = \
+        Field(None, alias="serverConfig")
+    server: Annotated[Any, LazyModel("mocks.server_config:ServerBlock")] | None = None
     mocks: list[Mock] = Field(default_factory=list)
-    tables: list[TableConfig] = Field(default_factory=list)
-    extend: list[ExtendBinding] = Field(default_factory=list)
+    tables: list[Annotated[Any, LazyModel("tables.config:TableConfig")]] = \
+        Field(default_factory=list)
+    extend: list[Annotated[Any, LazyModel("tables.config:ExtendBinding")]] = \
+        Field(default_factory=list)
     imports: list[ImportEntry] = Field(default_factory=list)
-    custom_operations: list[CustomOperationConfig] = Field(default_factory=list,
-                                                           alias="customOperations")
-    stateful_resources: list[StatefulResourceConfig] = Field(default_factory=list,
-                                                             alias="statefulResources")
+    custom_operations: list[Annotated[Any, LazyModel(
+        "tables.operations_config:CustomOperationConfig")]] = \
+        Field(default_factory=list, alias="customOperations")
+    stateful_resources: list[Annotated[Any, LazyModel(
+        "tables.config:StatefulResourceConfig")]] = \
+        Field(default_factory=list, alias="statefulResources")
     recording: RecordingConfig | None = None
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        return _untitled_json_schema(handler(core_schema), handler, ("serverConfig", "server"))
 
     @field_validator("version", mode="before")
     @classmethod
@@ -273,3 +339,12 @@ class ConfigFile(Strict):
                 raise ValueError(f"mocks[{index}].id: duplicate mock id {mock.id!r}")
             seen.add(mock.id)
         return self
+
+
+def __getattr__(name: str) -> Any:
+    # ``ServerConfig`` is still importable from here, without building it at import time.
+    if name == "ServerConfig":
+        from mocks.server_config import ServerConfig
+
+        return ServerConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
