@@ -44,9 +44,13 @@ TlsVersion = Literal["1.0", "1.1", "1.2", "1.3"]
 
 
 class _Strict(BaseModel):
-    """Unknown keys are errors; camelCase keys through aliases, snake_case also accepted."""
+    """Unknown keys are errors; camelCase keys through aliases, snake_case also accepted.
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    The validators are built on first use (``defer_build``): the runner imports this module
+    for :class:`TlsSettings`, and a config without ``serverConfig`` or ``server`` never
+    builds them."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 def _comma_list(value: Any) -> Any:
