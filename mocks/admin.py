@@ -54,6 +54,7 @@ class MockForm(ControlPlaneForm):
         self.fields["workspace"].help_text = "Empty: the default workspace (local)."
         if self.instance.pk and not self.instance._state.adding:
             self.fields["id"].disabled = True
+            self.fields["id"].help_text = ""
 
     def document(self) -> dict[str, Any]:
         """The mock document (SPEC "Mock") built from the cleaned fields."""
