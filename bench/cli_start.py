@@ -13,10 +13,13 @@ data directory under a temporary folder (``admin key`` reads the key file writte
 Byte code: as in ``bench/engine_start.py``, runs write and reuse byte code under a temporary
 ``PYTHONPYCACHEPREFIX`` after one uncounted warm-up round; ``--no-bytecode`` compiles from
 source each time. ``--tree DIR`` runs another checkout (``PYTHONPATH=DIR``, e.g. a ``git
-worktree`` of an older commit) with this virtualenv. ``--importtime`` also prints, per
+worktree`` of an older commit) with this virtualenv; ``--alternate DIR`` runs a second
+checkout command for command with the first (each round runs every command of both trees),
+for before/after figures taken under the same load. ``--importtime`` also prints, per
 command, the ten slowest imports (cumulative microseconds of ``python -X importtime``).
 
-Usage: python bench/cli_start.py [--runs 10] [--tree DIR] [--importtime] [--no-bytecode]
+Usage: python bench/cli_start.py [--runs 10] [--tree DIR] [--alternate DIR] [--importtime]
+                                 [--no-bytecode]
 Exit status 1 when a command fails (its stderr is printed).
 """
 from __future__ import annotations
@@ -134,6 +137,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--tree", type=Path, default=ROOT,
                         help="project checkout to run (default: this one)")
+    parser.add_argument("--alternate", type=Path, default=None, metavar="DIR",
+                        help="another checkout run alternately with --tree, command for command")
     parser.add_argument("--importtime", action="store_true",
                         help="print the slowest imports of each command")
     parser.add_argument("--no-bytecode", action="store_true",
@@ -142,45 +147,56 @@ def main() -> int:
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeAdmin)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     admin_url = f"http://127.0.0.1:{server.server_address[1]}"
+    trees = [arguments.tree.resolve()]
+    if arguments.alternate is not None:
+        trees.append(arguments.alternate.resolve())
     with tempfile.TemporaryDirectory(prefix="mockd-bench-") as folder:
         data_dir = Path(folder) / "data"
         data_dir.mkdir(mode=0o700)
         (data_dir / "admin-api-key").write_text("bench-key\n")
         config = Path(folder) / "small.yaml"
         config.write_text(SMALL_CONFIG)
-        tree = arguments.tree.resolve()
-        env = child_env(Path(folder), tree, arguments.no_bytecode)  # MOCKD_DATA_DIR=data_dir
-        env["HOME"] = folder  # no PID file of a real server is found
+        envs = {}
+        for number, tree in enumerate(trees):
+            # MOCKD_DATA_DIR=<folder>/data (the key above); byte code kept per tree
+            envs[tree] = child_env(Path(folder), tree, arguments.no_bytecode)
+            if not arguments.no_bytecode:
+                envs[tree]["PYTHONPYCACHEPREFIX"] = str(Path(folder) / f"pycache{number}")
+            envs[tree]["HOME"] = folder  # no PID file of a real server is found
         table = commands(admin_url, config)
-        times: dict[str, list[float]] = {label: [] for label in table}
-        cpu: dict[str, list[float]] = {label: [] for label in table}
+        times = {tree: {label: [] for label in table} for tree in trees}
+        cpu = {tree: {label: [] for label in table} for tree in trees}
         rounds = arguments.runs + (0 if arguments.no_bytecode else 1)
         try:
             for index in range(rounds):
                 for label, argv in table.items():
-                    elapsed, used, _ = one_run(argv, env, tree)
-                    if index or arguments.no_bytecode:
-                        times[label].append(elapsed)
-                        cpu[label].append(used)
+                    for tree in trees:  # alternating: a load change hits both alike
+                        elapsed, used, _ = one_run(argv, envs[tree], tree)
+                        if index or arguments.no_bytecode:
+                            times[tree][label].append(elapsed)
+                            cpu[tree][label].append(used)
             if arguments.importtime:
-                for label, argv in table.items():
-                    _, _, stderr = one_run(argv, env, tree, importtime=True)
-                    print(f"slowest imports of mockd {label} (cumulative ms):")
-                    for micros, name in slowest_imports(stderr):
-                        print(f"  {micros / 1000:8.1f}  {name}")
+                for tree in trees:
+                    for label, argv in table.items():
+                        _, _, stderr = one_run(argv, envs[tree], tree, importtime=True)
+                        print(f"slowest imports of mockd {label} (cumulative ms; {tree}):")
+                        for micros, name in slowest_imports(stderr):
+                            print(f"  {micros / 1000:8.1f}  {name}")
         except RuntimeError as error:
             print(error, file=sys.stderr)
             return 1
         finally:
             server.shutdown()
-    floor = statistics.median(times["--version"])
-    print(f"{'command':<24} {'median ms':>10} {'min':>7} {'max':>7} {'- version':>10} "
-          f"{'CPU ms':>7}")
-    for label, values in times.items():
-        median = statistics.median(values)
-        print(f"{'mockd ' + label:<24} {median:10.0f} {min(values):7.0f} {max(values):7.0f} "
-              f"{median - floor:10.0f} {statistics.median(cpu[label]):7.0f}")
-    print(f"({len(times['--version'])} runs each, round-robin; tree {tree})")
+    for tree in trees:
+        floor = statistics.median(times[tree]["--version"])
+        print(f"{'command':<24} {'median ms':>10} {'min':>7} {'max':>7} {'- version':>10} "
+              f"{'CPU ms':>7}")
+        for label, values in times[tree].items():
+            median = statistics.median(values)
+            print(f"{'mockd ' + label:<24} {median:10.0f} {min(values):7.0f} "
+                  f"{max(values):7.0f} {median - floor:10.0f} "
+                  f"{statistics.median(cpu[tree][label]):7.0f}")
+        print(f"({len(times[tree]['--version'])} runs each, round-robin; tree {tree})")
     return 0
 
 
