@@ -150,3 +150,20 @@ def test_route_owner_names_the_protocol_of_a_control_path(path, owner):
     from mocks.engine.control import route_owner
 
     assert route_owner(path) == owner
+
+
+#: Config models of protocols an HTTP-only engine does not serve (the WebSocket model is
+#: left out: the engine-control app imports the WebSocket hub, which reads it).
+OTHER_PROTOCOL_MODELS = ("mocks.protocols.graphql.config", "mocks.protocols.grpc.config",
+                         "mocks.protocols.mqtt.config", "mocks.protocols.soap.config",
+                         "oidc.config")
+
+
+def test_mockd_engine_with_an_http_only_config_builds_no_other_protocols_config_model():
+    """The ``Mock`` schema builds a protocol's model when a block of its type is validated
+    (:class:`mocks.config.ProtocolBlock`), so an HTTP-only engine builds none of the others."""
+    code = ENGINE_START + "print('\\n'.join(sys.modules))\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert sorted(set(done.stdout.split()) & set(OTHER_PROTOCOL_MODELS)) == []
