@@ -19,6 +19,13 @@
                                        status; 409 ``ca_exists``, 400 ``validation_error``
 ``GET /proxy/ca/download``             the CA certificate, ``application/x-pem-file``
                                        attachment; 404 ``no_ca``
+``GET /recordings/grpc``               ``{recordings, total, limit, offset}`` (``sessionId``,
+                                       ``service``, ``method``, ``limit`` <= 1000,
+                                       ``offset``), oldest first
+``POST /recordings/grpc/convert``      ``{sessionId?, recordingIds?, port?}`` -> ``{config,
+                                       count, warnings?}`` (``grpc`` mocks, protos from the
+                                       upstream's reflection); 400 ``validation_error``,
+                                       ``no_recordings``; 404 ``not_found`` (session)
 =====================================  ===================================================
 
 The proxy runs in the server's event loop (these views are async and run on it); it stops
@@ -153,3 +160,102 @@ async def download_ca(request: HttpRequest) -> HttpResponse:
     response = HttpResponse(pem, content_type="application/x-pem-file")
     response["Content-Disposition"] = 'attachment; filename="mockd-ca.crt"'
     return response
+
+
+# ---------------------------------------------------------------------------- gRPC recordings
+GRPC_KIND = "grpc"
+MAX_GRPC_LIMIT = 1000
+MAX_GRPC_SELECTED = 5000
+
+
+def _query_int(request: HttpRequest, name: str, default: int, maximum: int) -> int:
+    raw = request.GET.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise AdminError(400, "validation_error", f"{name} must be an integer") from None
+    if not 0 <= value <= maximum:
+        raise AdminError(400, "validation_error", f"{name} must be 0-{maximum}")
+    return value
+
+
+def _grpc_store() -> Any:
+    from recordings.store import current
+
+    return current()
+
+
+@router.get("/recordings/grpc", summary="gRPC recordings")
+async def list_grpc_recordings(request: HttpRequest) -> dict[str, Any]:
+    """``{recordings, total, limit, offset}``: gRPC calls recorded through the proxy, oldest
+    first; filters ``sessionId`` (or ``session``), ``service``, ``method``; 400
+    ``validation_error`` for a bad ``limit`` (1-1000) or ``offset``."""
+    limit = _query_int(request, "limit", 100, MAX_GRPC_LIMIT) or 1
+    offset = _query_int(request, "offset", 0, 10 ** 9)
+    filters: dict[str, Any] = {}
+    if request.GET.get("method"):
+        filters["method"] = request.GET["method"]
+    if request.GET.get("service"):
+        filters["name"] = request.GET["service"]
+    session_id = request.GET.get("sessionId") or request.GET.get("session") or None
+    found, total = _grpc_store().query(GRPC_KIND, session_id=session_id, filters=filters,
+                                       limit=limit, offset=offset)
+    return {"recordings": found, "total": total, "limit": limit, "offset": offset}
+
+
+@router.post("/recordings/grpc/convert", summary="gRPC recordings to grpc mocks")
+async def convert_grpc_recordings(request: HttpRequest) -> dict[str, Any]:
+    """``{sessionId?, recordingIds?, port?}`` -> ``{config: {mocks}, count (mocks),
+    warnings?}``:
+    the chosen gRPC recordings (default: every one, oldest first) as ``grpc`` mocks whose
+    protos come from each upstream's reflection (see
+    :mod:`mocks.portability.recordings_grpc`). 400 ``validation_error`` naming the key,
+    400 ``no_recordings`` when nothing was selected or converted, 404 ``not_found`` for an
+    unknown session."""
+    import asyncio
+
+    from mocks.portability.recordings_grpc import convert_grpc_recordings as convert
+
+    body = _body(request)
+    if not isinstance(body, dict):
+        raise AdminError(400, "validation_error", "the body must be a JSON object")
+    unknown = sorted(set(body) - {"sessionId", "recordingIds", "port"})
+    if unknown:
+        raise AdminError(400, "validation_error", f"{unknown[0]} is not an option; use "
+                                                  f"sessionId, recordingIds, port")
+    session_id = body.get("sessionId")
+    if session_id is not None and (not isinstance(session_id, str) or not session_id):
+        raise AdminError(400, "validation_error", "sessionId must be a session id")
+    ids = body.get("recordingIds")
+    if ids is not None and (not isinstance(ids, list) or len(ids) > MAX_GRPC_SELECTED or
+                            not all(isinstance(item, str) for item in ids)):
+        raise AdminError(400, "validation_error", f"recordingIds must be a list of at most "
+                                                  f"{MAX_GRPC_SELECTED} recording ids")
+    port = body.get("port")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int)
+                             or not 1 <= port <= 65535):
+        raise AdminError(400, "validation_error", "port must be an integer 1-65535")
+    store = _grpc_store()
+    if session_id is not None and store.get_session(session_id) is None:
+        raise AdminError(404, "not_found", f"no session {session_id!r}")
+    if manager.server is not None:
+        await manager.server.flush()
+    if ids is None:
+        records = store.query(GRPC_KIND, session_id=session_id, limit=MAX_GRPC_SELECTED)[0]
+    else:
+        found = [store.get(item, kind=GRPC_KIND) for item in dict.fromkeys(ids)]
+        records = [record for record in found if record is not None and
+                   (session_id is None or record.get("sessionId") == session_id)]
+    if not records:
+        raise AdminError(400, "no_recordings", "no gRPC recordings were selected")
+    config, warnings = await asyncio.to_thread(convert, records, port=port)
+    count = len(config["mocks"])
+    if not count:
+        raise AdminError(400, "no_recordings", "no gRPC recording could be converted: "
+                                               + "; ".join(warnings[:5]))
+    answer: dict[str, Any] = {"config": config, "count": count}
+    if warnings:
+        answer["warnings"] = warnings
+    return answer

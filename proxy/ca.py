@@ -209,7 +209,8 @@ class CertificateAuthority:
                 .sign(self._key, hashes.SHA256()))
 
     def server_context(self, host: str) -> ssl.SSLContext:
-        """A server-side TLS context presenting a leaf for ``host`` (HTTP/1.1 by ALPN),
+        """A server-side TLS context presenting a leaf for ``host`` (ALPN: HTTP/1.1, or
+        ``h2`` for a client that offers only that, as gRPC clients do),
         cached per host (bounded, least recently used dropped)."""
         host = host.lower()
         context = self._contexts.get(host)
@@ -218,7 +219,7 @@ class CertificateAuthority:
             return context
         leaf = self.mint(host)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.set_alpn_protocols(["http/1.1"])
+        context.set_alpn_protocols(["http/1.1", "h2"])
         chain = leaf.public_bytes(serialization.Encoding.PEM) + self.cert_pem
         # ssl loads certificates from files only: a private temporary file (0600, removed
         # at once) carries the leaf chain and the shared leaf key.

@@ -241,8 +241,9 @@ class ProxyManager:
         if upstream_ca is not None and (not isinstance(upstream_ca, str) or not upstream_ca):
             raise _invalid("upstreamCa must be the path of a PEM file")
         try:
-            context = upstream_context(self._path(data_dir, upstream_ca) if upstream_ca
-                                       else None, insecure)
+            ca_file = self._path(data_dir, upstream_ca) if upstream_ca else None
+            context = upstream_context(ca_file, insecure)
+            h2_context = upstream_context(ca_file, insecure, alpn=("h2",))
         except (OSError, ValueError) as error:
             raise _invalid(f"upstreamCa {upstream_ca!r} cannot be loaded as PEM CA "
                            f"certificates: {getattr(error, 'strerror', None) or error}") \
@@ -258,6 +259,7 @@ class ProxyManager:
         settings = ProxySettings(host=host, port=port, mode=mode, session_id=session["id"],
                                  session_name=name, filters=filters, ca=authority,
                                  upstream_context=context, fallthrough=fallthrough,
+                                 upstream_h2_context=h2_context,
                                  body_cap=body_cap,
                                  redaction=RecordingRedaction(redaction) if redaction
                                  is not None else RecordingRedaction(),

@@ -66,6 +66,8 @@ IDLE_TIMEOUT = 120.0
 CONNECT_TIMEOUT = 10.0
 RESPONSE_TIMEOUT = 300.0
 TLS_HANDSHAKE_TIMEOUT = 15.0
+#: Seconds to wait for a tunnel's first client bytes (TLS, HTTP/2 preface) in record mode.
+FIRST_BYTES_WAIT = 2.0
 #: Largest request body playback buffers to compare with recordings (beyond it: 413).
 PLAYBACK_BODY_LIMIT = 10 * 1024 * 1024
 READ_SIZE = 64 * 1024
@@ -101,6 +103,7 @@ class ProxySettings:
         body_cap: bytes of each body a recording keeps.
         redaction: how recordings are redacted.
         store: returns the recording store (``recordings.store.current``).
+        upstream_h2_context: as ``upstream_context`` with ALPN ``h2`` (gRPC over TLS).
     """
 
     host: str = "127.0.0.1"
@@ -115,11 +118,14 @@ class ProxySettings:
     body_cap: int = DEFAULT_BODY_CAP
     redaction: RecordingRedaction = field(default_factory=RecordingRedaction)
     store: Callable[[], Any] | None = None
+    upstream_h2_context: ssl.SSLContext | None = None
 
 
-def upstream_context(ca_file: str | None = None, insecure: bool = False) -> ssl.SSLContext:
+def upstream_context(ca_file: str | None = None, insecure: bool = False,
+                     alpn: tuple[str, ...] = ("http/1.1",)) -> ssl.SSLContext:
     """The client TLS context for origins: the system store (and ``SSL_CERT_FILE`` /
-    ``SSL_CERT_DIR``), plus ``ca_file`` when given; ``insecure`` verifies nothing.
+    ``SSL_CERT_DIR``), plus ``ca_file`` when given; ``insecure`` verifies nothing; ``alpn``:
+    the protocols offered (``h2`` for gRPC).
     Raises :class:`OSError` / :class:`ssl.SSLError` when ``ca_file`` cannot be loaded."""
     context = ssl.create_default_context()
     if ca_file:
@@ -127,7 +133,7 @@ def upstream_context(ca_file: str | None = None, insecure: bool = False) -> ssl.
     if insecure:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-    context.set_alpn_protocols(["http/1.1"])
+    context.set_alpn_protocols(list(alpn))
     return context
 
 
@@ -1081,8 +1087,10 @@ class _ClientConnection:
                               f"{host}:{port} is this proxy; CONNECT must target an origin")
             return False
         settings = self.settings
+        passes = settings.filters.host_passes(host) and self.tunnel is None
         intercept = (settings.ca is not None and settings.mode in ("record", "playback")
-                     and settings.filters.host_passes(host) and self.tunnel is None)
+                     and passes)
+        watch_h2 = settings.mode == "record" and passes
         if not intercept:
             try:
                 reader, writer = await _open("tcp", host, port, None)
@@ -1091,17 +1099,40 @@ class _ClientConnection:
                 return False
             self.responded = True
             await self._write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            trailing = self.parser.trailing
-            if trailing:
-                writer.write(trailing)
+            first = self.parser.trailing or b""
+            if watch_h2 and not first:
+                with contextlib.suppress(asyncio.TimeoutError, OSError, ConnectionError):
+                    first = await asyncio.wait_for(self.reader.read(READ_SIZE), FIRST_BYTES_WAIT)
+            if watch_h2 and first[:1] == b"P":
+                await self._relay_h2(reader, writer, first, host, port, "http")
+                return True
+            if first:
+                writer.write(first)
             await _pipe_both(self.reader, self.writer, reader, writer)
             return True
         self.responded = True
-        await self._write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
         trailing = self.parser.trailing
         if trailing:
+            await self._write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
             # The client spoke before the answer; the buffered bytes cannot go back under TLS.
             raise _Stop
+        transport = self.writer.transport
+        transport.pause_reading()
+        await self._write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        first = await _peek_byte(self.writer, FIRST_BYTES_WAIT)
+        if first and first != b"\x16":
+            # Not TLS: h2c prior knowledge (gRPC on an insecure channel) or other bytes.
+            transport.resume_reading()
+            try:
+                reader, writer = await _open("tcp", host, port, None)
+            except UpstreamError as error:
+                log.info("CONNECT %s:%d: %s", host, port, error.message)
+                raise _Stop from None
+            if first == b"P" and settings.mode == "record":
+                await self._relay_h2(reader, writer, b"", host, port, "http")
+            else:
+                await _pipe_both(self.reader, self.writer, reader, writer)
+            return True
         context = settings.ca.server_context(host)
         try:
             await self.writer.start_tls(context, ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT)
@@ -1109,9 +1140,50 @@ class _ClientConnection:
             log.info("TLS with a client for %s failed (does it trust the proxy CA?): %s",
                      host, getattr(error, "reason", None) or type(error).__name__)
             raise _Stop from None
+        tls = self.writer.get_extra_info("ssl_object")
+        if tls is not None and tls.selected_alpn_protocol() == "h2":
+            try:
+                reader, writer = await _open("https", host, port,
+                                             settings.upstream_h2_context or
+                                             upstream_context(alpn=("h2",)))
+            except UpstreamError as error:
+                log.info("CONNECT %s:%d: %s", host, port, error.message)
+                raise _Stop from None
+            await self._relay_h2(reader, writer, b"", host, port, "https")
+            return True
         inner = _ClientConnection(self.proxy, self.reader, self.writer, tunnel=(host, port))
         await inner.run()
         return True
+
+    async def _relay_h2(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                        first: bytes, host: str, port: int, scheme: str) -> None:
+        """Relay an HTTP/2 tunnel (:func:`proxy.grpc.relay_h2`); in ``record`` mode each gRPC
+        call whose path passes the filters is queued as a ``grpc`` recording."""
+        from proxy.grpc import grpc_record, relay_h2
+
+        settings = self.settings
+        writer_ = self.proxy.writer
+
+        def on_call(call: Any) -> None:
+            if settings.mode != "record":
+                return
+            path = (call.header(b":path") or b"/").decode("latin-1")
+            if not settings.filters.records(host, path):
+                return
+            session_id = settings.session_id
+            from recordings.store import utc_now
+
+            timestamp = utc_now()
+
+            def build() -> tuple[str, dict, str | None, dict]:
+                record, columns = grpc_record(call, scheme, host, port, settings.redaction)
+                record["timestamp"] = timestamp
+                return "grpc", record, session_id, columns
+
+            writer_.submit(build)
+
+        await relay_h2(self.reader, self.writer, reader, writer, first, on_call=on_call,
+                       body_cap=settings.body_cap, idle_timeout=IDLE_TIMEOUT)
 
     # ------------------------------------------------------------------ WebSocket
     async def _websocket(self, exchange: "_Exchange") -> bool:
@@ -1225,6 +1297,32 @@ class _Exchange:
         """The request headers as the origin got them (hop-by-hop ones left out)."""
         return [(name, value) for name, value in _strip_hop(self.headers)
                 if name.lower() != b"expect"]
+
+
+async def _peek_byte(writer: asyncio.StreamWriter, timeout: float) -> bytes:
+    """The first byte the client sends, left unread on the socket (its transport must be
+    paused); b"" when nothing came within ``timeout`` s or the peer closed."""
+    sock = writer.get_extra_info("socket")
+    if sock is None:
+        return b""
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    # A duplicate descriptor: event loops refuse watching one that a transport owns.
+    peer = socket.fromfd(sock.fileno(), sock.family, sock.type)
+    try:
+        loop.add_reader(peer.fileno(), lambda: ready.done() or ready.set_result(None))
+        try:
+            await asyncio.wait_for(ready, timeout)
+        except asyncio.TimeoutError:
+            return b""
+        finally:
+            loop.remove_reader(peer.fileno())
+        try:
+            return peer.recv(1, socket.MSG_PEEK)
+        except OSError:
+            return b""
+    finally:
+        peer.close()
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
