@@ -173,10 +173,10 @@ def test_the_list_shows_hit_counts_and_filters(page, dashboard_server, admin_api
     page.goto(dashboard_server.admin + "/#/mocks")
     row = page.locator(f"tr[data-mock-id='{mock['id']}']")
     expect(row.get_by_test_id("mock-hits")).to_have_text("3")
+    screenshot(page, "mocks")
     page.get_by_test_id("mock-filter").fill("hit me")
     expect(page.locator("[data-testid=mock-table] tbody tr:visible")).to_have_count(1)
     expect(row).to_be_visible()
-    screenshot(page, "mocks")
 
 
 def test_a_thousand_mocks_render_once_and_filter_in_memory(page, dashboard_server, admin_api):

@@ -244,10 +244,7 @@ async function renderNew(root, navigate) {
   const picker = h("div", { class: "template-picker" });
   const editorHolder = h("div", { class: "template-editor" });
   root.append(picker, editorHolder);
-  let chosen = null;
-
   const choose = async (template, button) => {
-    chosen = template;
     for (const other of picker.querySelectorAll("button.template")) other.classList.toggle("active", other === button);
     const asConfig = Boolean(template.config);
     const editor = await codeEditor({
@@ -284,5 +281,5 @@ async function renderNew(root, navigate) {
       })));
   }
   if (templates.length) await choose(templates[0], picker.querySelector("button.template"));
-  return () => { chosen = null; };
+  return undefined;
 }
