@@ -91,6 +91,7 @@ def _transport_error_name(stage: str, error: BaseException) -> str:
 #: Failures of a kept connection that mean the server closed it while it was idle.
 _STALE_CONNECTION = frozenset({"RemoteProtocolError", "ReadError", "WriteError"})
 
+
 class _TransportError(Exception):
     """A request that got no answer; ``name`` is what the message calls it."""
 
