@@ -261,7 +261,7 @@ class RecordingStore:
         values = _columns(columns)
         with self._lock:
             self._check_open()
-            return self._insert(kind, record, session_id, values)
+            return self._insert(kind, record, session_id, values)[0]
 
     def add_many(self, kind: str, items: list[tuple[dict, str | None, dict | None]]) -> int:
         """Keep several recordings of ``kind`` in one transaction: ``items`` are ``(record,
@@ -277,9 +277,7 @@ class RecordingStore:
             try:
                 for record, session_id, columns in items:
                     try:
-                        before = self._totals[kind][0]
-                        self._insert(kind, record, session_id, _columns(columns))
-                        stored += self._totals[kind][0] - before
+                        stored += self._insert(kind, record, session_id, _columns(columns))[1]
                     except (ValueError, TypeError) as error:
                         log.warning("a recording was not kept: %s", error)
                 self._db.execute("COMMIT")
@@ -290,8 +288,9 @@ class RecordingStore:
         return stored
 
     def _insert(self, kind: str, record: dict, session_id: str | None,
-                values: dict[str, Any]) -> dict:
-        """:meth:`add` under the lock (``values`` checked by :func:`_columns`)."""
+                values: dict[str, Any]) -> tuple[dict, bool]:
+        """:meth:`add` under the lock (``values`` checked by :func:`_columns`):
+        ``(record, kept)`` (False: larger than the whole cap)."""
         record.setdefault("id", _new_id("rec"))
         record.setdefault("timestamp", utc_now())
         record["sessionId"] = session_id
@@ -300,7 +299,7 @@ class RecordingStore:
                             (record["id"],)).fetchone() is not None:
             raise ValueError(f"a recording with id {record['id']!r} exists")
         if not self._make_room(len(data), keep=None, kind=kind):
-            return record
+            return record, False
         doc, file = self._place(record["id"], data)
         names = ", ".join(values)
         self._db.execute(
@@ -313,7 +312,7 @@ class RecordingStore:
         self._totals[kind][0] += 1
         self._totals[kind][1] += len(data)
         self._after_growth()
-        return record
+        return record, True
 
     def _reload_totals(self) -> None:
         """Recount the byte total and per-kind totals from the database (after a rollback)."""
