@@ -12,8 +12,8 @@ import secrets
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
-from pydantic_core import core_schema
 
+from mocks.core.lazymodel import LazyModel, untitled_json_schema
 from mocks.core.schema import Open, Strict, scalar_text
 from mocks.protocols import MOCK_TYPES, PROTOCOLS, resolve_target
 from tables.names import ACTIONS
@@ -120,59 +120,11 @@ class MockFields(Strict):
     def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
         # The schema reads as the union it validates: exactly one protocol block, the one
         # named by `type` (which may be left out and is then inferred from the block).
-        schema = _untitled_json_schema(handler(core_schema), handler, MOCK_TYPES)
+        schema = untitled_json_schema(handler(core_schema), handler, MOCK_TYPES)
         target = handler.resolve_ref_schema(schema)
         target["oneOf"] = [{"title": f"{kind} mock", "required": [kind],
                             "properties": {"type": {"const": kind}}} for kind in MOCK_TYPES]
         return schema
-
-
-class LazyModel:
-    """A field type naming a pydantic model by import string (``"module:Class"``): the model
-    is imported and built the first time a value of the field is validated or the JSON
-    Schema is asked for, so a config that leaves the field out never pays for the model (an
-    HTTP-only config builds no gRPC, MQTT, SOAP, GraphQL, WebSocket, identity-provider,
-    ``serverConfig``, chaos or table model).
-
-    Validation is the model's own (``Model.model_validate``): the same values, the same error
-    types and messages, at the same locations (pydantic prefixes them with the field's key and
-    list index); serialisation is the model instance's own; the JSON Schema is the model's
-    (the model lands in ``$defs``), so the published schema is unchanged. A field typed
-    ``Annotated[Any, LazyModel(...)] | None`` must be listed in its model's
-    :func:`_untitled_json_schema` hook, as pydantic gives a model-typed field no title.
-    Raises ImportError when the model cannot be imported.
-    """
-
-    __slots__ = ("target", "_model")
-
-    def __init__(self, target: str):
-        self.target = target
-        self._model: type[BaseModel] | None = None
-
-    def model(self) -> type[BaseModel]:
-        """The model class (imported on the first call)."""
-        if self._model is None:
-            import importlib
-
-            module_name, _, name = self.target.partition(":")
-            self._model = getattr(importlib.import_module(module_name), name)
-        return self._model
-
-    def _validate(self, value: Any, info: core_schema.ValidationInfo) -> Any:
-        return self.model().model_validate(value, context=info.context)
-
-    def _json_schema(self, schema: Any, handler: Any) -> Any:
-        # Through the generator's own entry, so the model lands in $defs and is referenced,
-        # as a model field's schema is.
-        generator = handler.generate_json_schema
-        return generator.generate_inner(self.model().__pydantic_core_schema__)
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
-        return core_schema.with_info_plain_validator_function(
-            self._validate, metadata={"pydantic_js_annotation_functions": [self._json_schema]})
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.target!r})"
 
 
 class ProtocolBlock(LazyModel):
@@ -219,17 +171,6 @@ def build_protocol_models() -> None:
     the protocols' admin routes. Raises :class:`~mocks.protocols.HandlerImportError`."""
     for block in PROTOCOL_BLOCKS.values():
         block.model()
-
-
-def _untitled_json_schema(schema: dict[str, Any], handler: Any,
-                          keys: tuple[str, ...]) -> dict[str, Any]:
-    """``schema`` (a model's JSON Schema) with no ``title`` on the properties ``keys``: fields
-    typed by a :class:`LazyModel` read as fields typed by the model itself, which pydantic
-    leaves untitled. Returns ``schema``."""
-    target = handler.resolve_ref_schema(schema)
-    for key in keys:
-        target.get("properties", {}).get(key, {}).pop("title", None)
-    return schema
 
 
 #: ``{mock type: its block type}`` in registry order.
@@ -311,7 +252,7 @@ class ConfigFile(Strict):
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
-        return _untitled_json_schema(handler(core_schema), handler, ("serverConfig", "server"))
+        return untitled_json_schema(handler(core_schema), handler, ("serverConfig", "server"))
 
     @field_validator("version", mode="before")
     @classmethod

@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from chaos import config as chaos_config
+from mocks.core.lazymodel import LazyModel, untitled_json_schema
 
 
 #: A TCP port as a config file may give it (behavior notes §14: "ports 1–65535").
@@ -169,8 +169,10 @@ class RateLimitConfig(_Strict):
 
 #: ``serverConfig.chaos``: fault injection applied when the server starts (behavior notes
 #: §11, §14): the strict typed model of :mod:`chaos.config` (unknown keys, probabilities
-#: outside 0..1 and unknown fault types are config errors naming the key).
-ChaosConfig = chaos_config.ChaosConfig
+#: outside 0..1 and unknown fault types are config errors naming the key). Built when a
+#: ``chaos`` block is first validated (:class:`~mocks.core.lazymodel.LazyModel`);
+#: ``mocks.server_config.ChaosConfig`` still names the class.
+CHAOS_CONFIG = LazyModel("chaos.config:ChaosConfig")
 
 
 class ServerConfig(_Strict):
@@ -212,7 +214,11 @@ class ServerConfig(_Strict):
     mtls: MtlsConfig | None = None
     cors: CorsConfig | None = None
     rate_limit: RateLimitConfig | None = Field(None, alias="rateLimit")
-    chaos: ChaosConfig | None = None
+    chaos: Annotated[Any, CHAOS_CONFIG] | None = None
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        return untitled_json_schema(handler(core_schema), handler, ("chaos",))
 
 
 class ServerTlsBlock(_Strict):
@@ -393,3 +399,10 @@ def tls_settings_from_file(server_config: ServerConfig | None, server: ServerBlo
     values["enabled"] = (explicit_enabled if explicit_enabled is not None
                          else values.get("port") is not None)
     return TlsSettings(**values)
+
+
+def __getattr__(name: str) -> Any:
+    # ``ChaosConfig`` is still importable from here, without importing chaos.config at once.
+    if name == "ChaosConfig":
+        return CHAOS_CONFIG.model()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

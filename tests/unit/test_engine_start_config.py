@@ -24,6 +24,7 @@ from mocks.config import ConfigFile, Mock, MockFields
 from mocks.core.errors import validation_issues
 from mocks.protocols import MOCK_TYPES, config_models
 from mocks.server_config import ServerBlock, ServerConfig
+from chaos.config import ChaosConfig
 from tables.config import ExtendBinding, StatefulResourceConfig, TableConfig
 from tables.operations_config import CustomOperationConfig
 
@@ -33,9 +34,12 @@ ROOT = Path(__file__).resolve().parents[2]
 EagerMock = create_model("Mock", __base__=MockFields, __module__="mocks.config",
                          __doc__=Mock.__doc__,
                          **{kind: (model | None, None) for kind, model in config_models().items()})
+EagerServerConfig = create_model(
+    "ServerConfig", __base__=ServerConfig, __module__="mocks.server_config",
+    __doc__=ServerConfig.__doc__, chaos=(ChaosConfig | None, None))
 EagerConfigFile = create_model(
     "ConfigFile", __base__=ConfigFile, __module__="mocks.config", __doc__=ConfigFile.__doc__,
-    server_config=(ServerConfig | None, Field(None, alias="serverConfig")),
+    server_config=(EagerServerConfig | None, Field(None, alias="serverConfig")),
     server=(ServerBlock | None, None),
     mocks=(list[EagerMock], Field(default_factory=list)),
     tables=(list[TableConfig], Field(default_factory=list)),
@@ -65,6 +69,13 @@ def test_loading_an_http_only_config_builds_no_other_protocol_or_server_model():
                            "assert config.mocks and {m.type for m in config.mocks} == {'http'}")
     assert sorted(loaded & {*OTHER_PROTOCOL_MODELS, "mocks.server_config", "chaos.config",
                             "tables.operations_config"}) == []
+
+
+def test_server_settings_without_chaos_build_no_chaos_model():
+    loaded = _loaded_after("from mocks.config import ConfigFile\n"
+                           "config = ConfigFile.model_validate({'serverConfig': {'httpPort': 1}})\n"
+                           "assert config.server_config.http_port == 1")
+    assert "mocks.server_config" in loaded and "chaos.config" not in loaded
 
 
 def test_a_grpc_block_builds_the_grpc_model_when_it_is_validated():
@@ -103,7 +114,9 @@ def _documented_mocks() -> list[dict]:
 
 
 #: The config keys typed through LazyModel, with a value of the wrong shape for each.
-LAZY_KEYS = {"serverConfig": {"httpPort": "x", "bogus": 1}, "server": {"tls": 3},
+LAZY_KEYS = {"serverConfig": {"httpPort": "x", "bogus": 1,
+                              "chaos": {"latency": {"probability": 3}, "nope": 1}},
+             "server": {"tls": 3},
              "tables": [{"name": 5}, "text"], "extend": [{"mock": 1}],
              "customOperations": [{"steps": "no"}], "statefulResources": [{}]}
 
