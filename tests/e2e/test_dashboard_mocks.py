@@ -10,46 +10,9 @@ import time
 import httpx
 import pytest
 
-from tests.e2e.conftest import WAIT_MS, screenshot
+from tests.e2e.conftest import EXPECTED_400, WAIT_MS, screenshot
 
 expect = pytest.importorskip("playwright.sync_api").expect
-
-#: Chromium's console line for an answer the test provokes on purpose (the fixture ``page``
-#: fails on every console error but a 401).
-EXPECTED_400 = "the server responded with a status of 400"
-
-
-@pytest.fixture
-def page_expecting_400(browser, dashboard_server):
-    """Like the fixture ``page`` (key in session storage, only the server under test, page
-    errors fail the test), except that Chromium's console line for a 400 answer is expected:
-    the test sends an invalid definition on purpose."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_init_script(f"sessionStorage.setItem('mockd.apiKey', {dashboard_server.api_key!r});")
-    allowed = (dashboard_server.admin, dashboard_server.base)
-    blocked: list[str] = []
-
-    def only_the_server(route, request) -> None:
-        if request.url.startswith(allowed):
-            route.continue_()
-        else:
-            blocked.append(request.url)
-            route.abort()
-
-    context.route("**/*", only_the_server)
-    page = context.new_page()
-    page.set_default_timeout(WAIT_MS)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text)
-            if message.type == "error" and EXPECTED_400 not in message.text else None)
-    try:
-        yield page
-    finally:
-        context.close()
-    assert not blocked, f"the dashboard tried to reach other origins: {blocked}"
-    assert not errors, f"errors in the page: {errors}"
-
 
 def create(admin_api, path: str, body, name: str = "", **query) -> dict:
     mock = {"type": "http", "name": name or f"mock {path}",
@@ -101,8 +64,8 @@ def test_a_yaml_edit_changes_the_answer(page, dashboard_server, admin_api):
 
 
 def test_an_invalid_edit_shows_the_error_at_its_key_and_changes_nothing(
-        page_expecting_400, dashboard_server, admin_api):
-    page = page_expecting_400
+        page, expected_console, dashboard_server, admin_api):
+    expected_console.append(EXPECTED_400)
     mock = create(admin_api, "/ui/invalid", {"kept": True})
     page.goto(f"{dashboard_server.admin}/#/mocks/{mock['id']}?tab=edit")
     expect(page.get_by_test_id("mock-editor-text")).to_have_value(re.compile("statusCode: 200"))

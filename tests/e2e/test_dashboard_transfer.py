@@ -11,11 +11,10 @@ import httpx
 import pytest
 import yaml
 
-from tests.e2e.test_dashboard_mocks import page_expecting_400  # noqa: F401 (fixture)
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
-from tests.e2e.conftest import screenshot  # noqa: E402
+from tests.e2e.conftest import EXPECTED_400, screenshot  # noqa: E402
 
 
 #: Keys of a client collection that carry the time it was made (they differ between two
@@ -86,9 +85,9 @@ def test_upload_a_json_file(page, dashboard_server, admin_api):
     assert httpx.get(dashboard_server.base + "/tr/uploaded", timeout=10).text == "from a file"
 
 
-def test_an_invalid_collection_shows_the_error_at_its_key(page_expecting_400,  # noqa: F811
+def test_an_invalid_collection_shows_the_error_at_its_key(page, expected_console,
                                                           dashboard_server, admin_api):
-    page = page_expecting_400
+    expected_console.append(EXPECTED_400)
     before = admin_api.get("/mocks").json()["total"]
     document = collection(http("/tr/fine", "ok"), http("/tr/bad", "x", status="abc"))
     page.goto(dashboard_server.admin + "/#/transfer")
