@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chaos.startup import startup_chaos
 from mocks.engine.control import EngineControl, EngineControlApp
 from mocks.engine.core import DEFAULT_MAX_BODY_SIZE, Engine
 from mocks.engine.cors import CorsPolicy
@@ -642,10 +641,14 @@ def run_server(options: RunOptions) -> int:
     from mockd_project.asgi import data_plane_application
 
     control = EngineControl(engine, _log_capacity(options, config))
-    chaos = startup_chaos(getattr(getattr(config, "server_config", None), "chaos", None),
-                          options.chaos)
-    if chaos is not None:
-        control.install_chaos(chaos)  # serverConfig.chaos and the --chaos-* flags
+    file_chaos = getattr(getattr(config, "server_config", None), "chaos", None)
+    if file_chaos is not None or options.chaos is not None:
+        # Imported only then: the chaos models are built only when there is chaos to apply.
+        from chaos.startup import startup_chaos
+
+        chaos = startup_chaos(file_chaos, options.chaos)
+        if chaos is not None:
+            control.install_chaos(chaos)  # serverConfig.chaos and the --chaos-* flags
     runtime.control = control
     runtime.host = options.host
     data_app = data_plane_application(engine, lean=not options.full)
