@@ -18,6 +18,8 @@ import { h, jsonBlock, replace, showError, table, toast, useStylesheet, when } f
 export const MAX_ROWS = 500;
 /** Shortest time between two renders of queued stream entries (ms). */
 export const RENDER_EVERY_MS = 250;
+/** Longest time between two renders while entries wait (ms). */
+export const MAX_RENDER_EVERY_MS = 2000;
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
 
 export function render(root, { args, navigate }) {
@@ -40,9 +42,12 @@ function renderLog(root) {
 
   const status = h("span", { class: "badge", "data-testid": "stream-status" }, "connecting…");
   const counter = h("span", { class: "muted", "data-testid": "request-count" });
-  const body = h("tbody", { "data-testid": "request-rows" });
-  const emptyRow = h("tr", { class: "empty-row" }, h("td", { colspan: 6, class: "muted" },
-    "No requests yet. Call the data plane and they appear here."));
+  // The rows: a scroll box of grid rows (not a <table>), each skipped by layout and paint
+  // while off screen (`content-visibility: auto` in requests.css), so a batch of new rows costs
+  // about one screen of layout whatever MAX_ROWS is.
+  const body = h("div", { class: "request-rows", role: "rowgroup", "data-testid": "request-rows" });
+  const emptyRow = h("div", { class: "empty-row muted" },
+    "No requests yet. Call the data plane and they appear here.");
   const pauseButton = h("button", { type: "button", "data-testid": "pause", onclick: () => {
     paused = !paused;
     pauseButton.textContent = paused ? "Resume" : "Pause";
@@ -71,9 +76,10 @@ function renderLog(root) {
       h("span", { class: "spacer" }), pauseButton,
       h("button", { type: "button", class: "danger", "data-testid": "clear-log", onclick: clearLog },
         "Clear log")),
-    h("table", { class: "grid requests-grid" },
-      h("thead", {}, h("tr", {}, ["Time", "Method", "Path", "Status", "Mock", "ms"].map(
-        (title) => h("th", {}, title)))),
+    h("div", { class: "requests-log", role: "table", "aria-label": "Request log" },
+      h("div", { class: "request-row request-head", role: "row" },
+        ["Time", "Method", "Path", "Status", "Mock", "ms"].map((title) =>
+          h("span", { role: "columnheader" }, title))),
       body));
 
   function passes(entry) {
@@ -116,25 +122,30 @@ function renderLog(root) {
     }
   }
 
+  /** Render the queued entries; returns whether rows were added. */
   function flush() {
-    if (paused || !pending.length) return;
+    if (paused || !pending.length) return false;
     // Newest first; only the newest MAX_ROWS of the batch can be shown.
     const batch = pending.slice(-MAX_ROWS).reverse();
     pending = [];
     const known = new Set(entries.slice(0, batch.length + 50).map((e) => e.id));
     const fresh = batch.filter((entry) => !known.has(entry.id));
-    if (!fresh.length) return;
+    if (!fresh.length) return false;
     const fragment = document.createDocumentFragment();
     for (const entry of fresh) fragment.append(row(entry));
     body.prepend(fragment);
     entries = fresh.concat(entries);
     if (entries.length > MAX_ROWS) {
       entries.length = MAX_ROWS;
-      const rows = body.children;
-      while (rows.length > MAX_ROWS) rows[rows.length - 1].remove();
+      // The oldest rows are the last ones: remove them in one range.
+      const range = document.createRange();
+      range.setStartBefore(body.children[MAX_ROWS]);
+      range.setEndAfter(body.lastElementChild);
+      range.deleteContents();
     }
     showEmpty();
     showCount();
+    return true;
   }
 
   function connect() {
@@ -176,10 +187,20 @@ function renderLog(root) {
   showEmpty();
   connect();
   reload();
-  timer = setInterval(flush, RENDER_EVERY_MS);
+  // Render every RENDER_EVERY_MS, or less often when a render costs more than a fifth of
+  // that time (a slow machine), so rendering never takes most of the page's time.
+  let delay = RENDER_EVERY_MS;
+  const tick = () => {
+    const started = performance.now();
+    if (flush()) void body.offsetHeight; // lay out now, to count its cost
+    const cost = performance.now() - started;
+    delay = Math.min(MAX_RENDER_EVERY_MS, Math.max(RENDER_EVERY_MS, cost * 5));
+    timer = setTimeout(tick, delay);
+  };
+  timer = setTimeout(tick, delay);
   return () => {
     loadGeneration = -1;
-    clearInterval(timer);
+    clearTimeout(timer);
     clearTimeout(typing);
     if (source) source.close();
   };
@@ -189,25 +210,57 @@ function matchedId(entry) {
   return entry.matchedMockId || entry.matchedMockID || "";
 }
 
-function statusBadge(code) {
-  const kind = code >= 500 ? "error" : code >= 400 ? "warn" : "ok";
-  return h("span", { class: `badge ${kind}` }, String(code ?? ""));
+function statusKind(code) {
+  return code >= 500 ? "error" : code >= 400 ? "warn" : "ok";
 }
+
+function statusBadge(code) {
+  return h("span", { class: `badge ${statusKind(code)}` }, String(code ?? ""));
+}
+
+const TIME = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+
+function timeOf(iso) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? String(iso || "") : TIME.format(date);
+}
+
+// One row of the log, cloned from a template and filled as text: a busy stream builds
+// hundreds of rows a second, and cloning costs a fraction of building each node.
+const ROW_TEMPLATE = h("div", { role: "row", "data-testid": "request-row", class: "request-row" },
+  h("span", { role: "cell", class: "muted" }),
+  h("span", { role: "cell", class: "mono" }),
+  h("span", { role: "cell", class: "mono" }, h("a", { "data-testid": "request-link" })),
+  h("span", { role: "cell", class: "status" }),
+  h("span", { role: "cell" }),
+  h("span", { role: "cell", class: "num muted" }));
 
 function row(entry) {
   const mock = matchedId(entry);
   const misses = (entry.nearMisses || []).length;
   const path = entry.path + (entry.queryString ? `?${entry.queryString}` : "");
-  return h("tr", { dataset: { id: entry.id }, "data-testid": "request-row",
-    class: mock ? "matched" : "unmatched" },
-  h("td", { class: "nowrap muted" }, when(entry.timestamp)),
-  h("td", { class: "mono" }, entry.method || entry.protocol || ""),
-  h("td", { class: "mono path" }, h("a", { href: `#/requests/${encodeURIComponent(entry.id)}`,
-    "data-testid": "request-link" }, path)),
-  h("td", {}, statusBadge(entry.statusCode ?? entry.responseStatus)),
-  h("td", {}, mock ? h("a", { href: `#/mocks/${encodeURIComponent(mock)}` }, mock)
-    : h("span", { class: "badge warn" }, misses ? `unmatched · ${misses} near` : "unmatched")),
-  h("td", { class: "num muted" }, entry.durationMs !== undefined ? String(entry.durationMs) : ""));
+  const code = entry.statusCode ?? entry.responseStatus;
+  const element = ROW_TEMPLATE.cloneNode(true);
+  const [time, method, pathCell, status, mockCell, duration] = element.children;
+  element.dataset.id = entry.id;
+  element.classList.add(mock ? "matched" : "unmatched");
+  time.textContent = timeOf(entry.timestamp);
+  time.title = entry.timestamp || "";
+  method.textContent = entry.method || entry.protocol || "";
+  const link = pathCell.firstChild;
+  link.href = `#/requests/${encodeURIComponent(entry.id)}`;
+  link.textContent = path;
+  link.title = path;
+  status.textContent = String(code ?? "");
+  status.classList.add(statusKind(code));
+  if (mock) {
+    mockCell.append(h("a", { href: `#/mocks/${encodeURIComponent(mock)}` }, mock));
+  } else {
+    mockCell.className = "warn";
+    mockCell.textContent = misses ? `unmatched · ${misses} near` : "unmatched";
+  }
+  duration.textContent = entry.durationMs !== undefined ? String(entry.durationMs) : "";
+  return element;
 }
 
 // --------------------------------------------------------------------------- one request
