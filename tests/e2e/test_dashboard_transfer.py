@@ -1,7 +1,10 @@
 """The dashboard's Import / export area in Chromium against a real ``mockd start``: a pasted or
 uploaded collection gets a dry-run preview (what would be created or replaced, the warnings,
-nothing changed) and is then imported; an invalid one shows the server's error at its key; a
-document of another format is named; each export download equals the admin API's answer."""
+nothing changed) and is then imported; an invalid one shows the server's error at its key; an
+OpenAPI document (``@readme/oas-examples``' petstore, from npm) and pasted curl commands are
+converted by the server (``POST /import``), previewed operation by operation and imported; a
+document the server cannot convert shows its message; each export download equals the admin
+API's answer."""
 from __future__ import annotations
 
 import json
@@ -14,7 +17,8 @@ import yaml
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
-from tests.e2e.conftest import EXPECTED_400, screenshot  # noqa: E402
+from tests.e2e.conftest import EXPECTED_400, WAIT_MS, screenshot  # noqa: E402
+from tests.thirdparty import OAS_EXAMPLES, package_root  # noqa: E402
 
 
 #: Keys of a client collection that carry the time it was made (they differ between two
@@ -101,13 +105,65 @@ def test_an_invalid_collection_shows_the_error_at_its_key(page, expected_console
     assert admin_api.get("/mocks").json()["total"] == before
 
 
-def test_another_format_is_named(page, dashboard_server):
+def test_an_openapi_document_is_previewed_and_imported(page, dashboard_server, admin_api):
+    spec = package_root(OAS_EXAMPLES) / "3.0" / "json" / "petstore.json"
+    operations = {(method.upper(), path)
+                  for path, item in json.loads(spec.read_text())["paths"].items()
+                  for method in item if method in ("get", "put", "post", "delete", "patch")}
+    before = admin_api.get("/mocks").json()["total"]
     page.goto(dashboard_server.admin + "/#/transfer")
-    page.get_by_test_id("import-text").fill(json.dumps(
-        {"openapi": "3.0.0", "info": {"title": "x", "version": "1"}, "paths": {}}))
+    page.get_by_test_id("import-file").set_input_files(str(spec))
+    expect(page.get_by_test_id("import-text")).not_to_be_empty(timeout=WAIT_MS)
+    page.get_by_test_id("import-as").fill("shop")
     page.get_by_test_id("import-preview").click()
-    expect(page.get_by_test_id("import-other-format")).to_contain_text("OpenAPI")
-    expect(page.get_by_test_id("import-other-format")).to_contain_text("mockd import")
+    expect(page.get_by_test_id("import-summary")).to_contain_text(
+        f"{len(operations)} mocks would be imported", timeout=WAIT_MS)
+    expect(page.get_by_test_id("import-detected-format")).to_contain_text("OpenAPI")
+    rows = page.locator("[data-testid=import-preview-table] tbody tr")
+    expect(rows).to_have_count(len(operations))
+    listed = {tuple(rows.nth(index).locator("td").all_inner_texts()[3:5])
+              for index in range(len(operations))}
+    assert listed == operations
+    expect(rows.first.locator("td").nth(1)).to_contain_text("shop.")
+    screenshot(page, "transfer-openapi")
+    assert admin_api.get("/mocks").json()["total"] == before  # the dry run changed nothing
+    assert httpx.get(dashboard_server.base + "/store/inventory", timeout=10).status_code == 404
+
+    page.get_by_test_id("import-apply").click()
+    expect(page.get_by_test_id("import-done")).to_contain_text(
+        f"{len(operations)} mocks imported", timeout=WAIT_MS)
+    inventory = httpx.get(dashboard_server.base + "/store/inventory", timeout=10)
+    assert inventory.status_code == 200
+    assert inventory.headers["content-type"].startswith("application/json")
+    assert admin_api.get("/mocks/shop.getInventory").status_code == 200
+
+
+def test_pasted_curl_commands_are_imported(page, dashboard_server):
+    page.goto(dashboard_server.admin + "/#/transfer")
+    page.get_by_test_id("import-text").fill(
+        "curl https://api.example.com/tr/curl/a -H 'X-Team: blue'\n"
+        "curl -X POST https://api.example.com/tr/curl/b -d x=1\n")
+    page.get_by_test_id("import-preview").click()
+    expect(page.get_by_test_id("import-summary")).to_contain_text("2 mocks would be imported")
+    expect(page.get_by_test_id("import-detected-format")).to_contain_text("curl")
+    page.get_by_test_id("import-apply").click()
+    expect(page.get_by_test_id("import-done")).to_contain_text("2 mocks imported")
+    answer = httpx.get(dashboard_server.base + "/tr/curl/a", headers={"X-Team": "blue"},
+                       timeout=10)
+    assert answer.status_code == 200
+
+
+def test_a_document_the_server_cannot_convert_shows_its_message(page, expected_console,
+                                                                dashboard_server):
+    expected_console.append(EXPECTED_400)
+    page.goto(dashboard_server.admin + "/#/transfer")
+    page.get_by_test_id("import-text").fill(
+        'syntax = "proto3";\nimport "shared/types.proto";\n'
+        "service S { rpc M (A) returns (A); }\nmessage A {}\n")
+    page.get_by_test_id("import-preview").click()
+    errors = page.get_by_test_id("import-errors")
+    expect(errors).to_contain_text("shared/types.proto", timeout=WAIT_MS)
+    expect(errors).to_contain_text("self-contained documents only")
     expect(page.get_by_test_id("import-apply")).to_be_disabled()
 
 
