@@ -103,14 +103,23 @@ function renderLog(root) {
     if (entries.length && body.contains(emptyRow)) emptyRow.remove();
   }
 
-  async function reload() {
+  /** Load the newest entries passing the filters; `merge` keeps the rows shown too (after
+   * a reconnect), else they are replaced (a filter changed). */
+  async function reload(merge = false) {
     const mine = ++loadGeneration;
     const query = { limit: MAX_ROWS, method: filters.method, path: filters.path };
     if (filters.matched === "unmatched") query.unmatchedOnly = "true";
     try {
       const answer = await api("GET", "/requests", { query, scoped: true });
       if (mine !== loadGeneration) return;
-      entries = (answer.requests || []).filter(passes).slice(0, MAX_ROWS);
+      const loadedEntries = (answer.requests || []).filter(passes);
+      if (merge) {
+        const ids = new Set(loadedEntries.map((e) => e.id));
+        loadedEntries.push(...entries.filter((e) => !ids.has(e.id)));
+        // Timestamps are RFC 3339 UTC with milliseconds: text order is time order.
+        loadedEntries.sort((a, b) => (a.timestamp < b.timestamp ? 1 : a.timestamp > b.timestamp ? -1 : 0));
+      }
+      entries = loadedEntries.slice(0, MAX_ROWS);
       // The stream is open already: keep what it brought that the page does not hold.
       const loaded = new Set(entries.map((e) => e.id));
       pending = pending.filter((e) => passes(e) && !loaded.has(e.id));
@@ -150,9 +159,13 @@ function renderLog(root) {
 
   function connect() {
     source = eventSource("/requests/stream");
+    let dropped = false;
     source.addEventListener("connected", () => {
       status.textContent = "live";
       status.className = "badge ok";
+      // Back after a dropped connection (a server restart): what came meanwhile is in the log.
+      if (dropped) reload(true);
+      dropped = false;
     });
     source.addEventListener("request", (event) => {
       let entry;
@@ -163,6 +176,7 @@ function renderLog(root) {
       if (pending.length > MAX_ROWS * 2) pending = pending.slice(-MAX_ROWS);
     });
     source.onerror = () => {
+      dropped = true;
       // EventSource reconnects by itself; say so meanwhile.
       status.textContent = "reconnecting…";
       status.className = "badge warn";
@@ -289,8 +303,8 @@ async function renderDetail(root, id, navigate) {
         : h("span", { class: "badge warn", "data-testid": "unmatched" }, "no mock matched"),
       h("span", { class: "muted" }, `${when(entry.timestamp)} · ${entry.durationMs ?? "?"} ms · ${entry.protocol || "http"} · from ${entry.remoteAddr || "?"}`)));
 
-  if (!mock) root.append(await nearMissSection(entry));
-  root.append(createMockSection(entry, navigate));
+  if (!mock && (entry.protocol || "http") === "http") root.append(await nearMissSection(entry));
+  if ((entry.protocol || "http") === "http" && entry.method) root.append(createMockSection(entry, navigate));
 
   const headerRows = Object.entries(entry.headers || {}).flatMap(([name, values]) =>
     (Array.isArray(values) ? values : [values]).map((value) => ({ name, value })));
