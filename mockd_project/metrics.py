@@ -73,15 +73,95 @@ def _bound(value: float) -> str:
     return repr(float(value))
 
 
+#: ``(family name, help)`` of the data-plane request counters and duration histograms: the
+#: §17 names and their ``mockd_requests_*`` twins. Their series are one per mock path
+#: template (or ``unmatched``), so with many mocks they are most of the scrape; the view
+#: writes them itself (:func:`traffic_text`) rather than through prometheus-client's
+#: generic writer, which costs about 60 µs a line.
+REQUEST_FAMILIES = (("mockd_http_requests", "Data-plane requests by method, mock path "
+                                            "template and status."),
+                    ("mockd_requests", "Data-plane requests by method, mock path template "
+                                       "and status."))
+DURATION_FAMILIES = (("mockd_http_request_duration_seconds",
+                      "Data-plane request duration in seconds."),
+                     ("mockd_request_duration_seconds",
+                      "Data-plane request duration in seconds."))
+_BUCKET_BOUNDS = tuple(_bound(bound) for bound in DURATION_BUCKETS) + ("+Inf",)
+
+
+def _request_rows(traffic: dict[str, Any]) -> list[tuple[str, str, str, int]]:
+    """``(method, path, status, count)`` of the request counters, sorted."""
+    return [(method, path, str(code), count)
+            for (method, path, code), count in sorted(traffic.get("requests", {}).items())]
+
+
+def _duration_rows(traffic: dict[str, Any]) -> list[tuple[str, str, list[int], float]]:
+    """``(method, path, cumulative counts of the 12 bounds and +Inf, sum in s)``, sorted."""
+    sums = traffic.get("durationSums", {})
+    rows = []
+    for (method, path), counts in sorted(traffic.get("durations", {}).items()):
+        running = 0
+        cumulative = []
+        for count in counts:
+            running += count
+            cumulative.append(running)
+        rows.append((method, path, cumulative, sums.get((method, path), 0.0)))
+    return rows
+
+
+def _label_value(text: str) -> str:
+    """A label value escaped as the text format wants (backslash, quote, newline)."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def traffic_text(traffic: dict[str, Any]) -> str:
+    """The data-plane request counters and duration histograms (:data:`REQUEST_FAMILIES`,
+    :data:`DURATION_FAMILIES`) in the text exposition format, line for line what
+    :func:`prometheus_client.generate_latest` writes for the same families, in about a
+    tenth of its time.
+
+    Args:
+        traffic: :meth:`mocks.engine.requestlog.TrafficCounters.snapshot`.
+    """
+    number_texts: dict[float, str] = {}
+
+    def number(value: float) -> str:
+        text = number_texts.get(value)
+        if text is None:
+            text = number_texts[value] = floatToGoString(value)
+        return text
+
+    lines: list[str] = []
+    requests = [(f'method="{_label_value(method)}",path="{_label_value(path)}",'
+                 f'status="{_label_value(status)}"', number(count))
+                for method, path, status, count in _request_rows(traffic)]
+    for name, help_text in REQUEST_FAMILIES:
+        lines.append(f"# HELP {name}_total {help_text}\n# TYPE {name}_total counter\n")
+        lines.extend(f"{name}_total{{{labels}}} {value}\n" for labels, value in requests)
+    durations = [(f'method="{_label_value(method)}",path="{_label_value(path)}"',
+                  [number(count) for count in cumulative], number(total))
+                 for method, path, cumulative, total in _duration_rows(traffic)]
+    for name, help_text in DURATION_FAMILIES:
+        lines.append(f"# HELP {name} {help_text}\n# TYPE {name} histogram\n")
+        for labels, cumulative, total in durations:
+            lines.extend(f'{name}_bucket{{le="{bound}",{labels}}} {count}\n'
+                         for bound, count in zip(_BUCKET_BOUNDS, cumulative))
+            lines.append(f"{name}_count{{{labels}}} {cumulative[-1]}\n"
+                         f"{name}_sum{{{labels}}} {total}\n")
+    return "".join(lines)
+
+
 class EngineCollector:
     """Metric families built from one copy of the engine's counters and status.
 
     ``data`` is set right before :func:`generate_latest` runs (on the same loop, with no
-    await in between, so concurrent scrapes never mix their copies).
+    await in between, so concurrent scrapes never mix their copies). ``traffic_as_text`` is
+    set by the view while it writes the request families itself (:func:`traffic_text`).
     """
 
     def __init__(self) -> None:
         self.data: dict[str, Any] | None = None
+        self.traffic_as_text = False
 
     def describe(self) -> list[Metric]:
         """No fixed description: families depend on the traffic seen."""
@@ -95,26 +175,8 @@ class EngineCollector:
         uptime = GaugeMetricFamily("mockd_uptime_seconds", "Seconds since the server started.")
         uptime.add_metric([], time.time() - runtime.started_at)
         yield uptime
-        for name in ("mockd_http_requests", "mockd_requests"):
-            family = CounterMetricFamily(name, "Data-plane requests by method, mock path "
-                                               "template and status.",
-                                         labels=["method", "path", "status"])
-            for (method, path, code), count in sorted(traffic.get("requests", {}).items()):
-                family.add_metric([method, path, str(code)], count)
-            yield family
-        for name in ("mockd_http_request_duration_seconds", "mockd_request_duration_seconds"):
-            histogram = HistogramMetricFamily(name, "Data-plane request duration in seconds.",
-                                              labels=["method", "path"])
-            sums = traffic.get("durationSums", {})
-            for (method, path), counts in sorted(traffic.get("durations", {}).items()):
-                running = 0
-                buckets = []
-                for bound, count in zip(DURATION_BUCKETS, counts):
-                    running += count
-                    buckets.append((_bound(bound), running))
-                buckets.append(("+Inf", running + counts[-1]))
-                histogram.add_metric([method, path], buckets, sums.get((method, path), 0.0))
-            yield histogram
+        if not self.traffic_as_text:
+            yield from self._traffic_families(traffic)
         mocks_total = GaugeMetricFamily("mockd_mocks_total", "Mocks by type.", labels=["type"])
         mocks_enabled = GaugeMetricFamily("mockd_mocks_enabled", "Enabled mocks by type.",
                                           labels=["type"])
@@ -153,6 +215,24 @@ class EngineCollector:
         for row in status.get("grpcPorts") or ():
             port_info.add_metric([str(row["port"]), row["protocol"], row["component"]], 1)
         yield port_info
+
+
+    @staticmethod
+    def _traffic_families(traffic: dict[str, Any]) -> Iterator[Metric]:
+        """:data:`REQUEST_FAMILIES` and :data:`DURATION_FAMILIES` as metric families."""
+        requests = _request_rows(traffic)
+        for name, help_text in REQUEST_FAMILIES:
+            family = CounterMetricFamily(name, help_text, labels=["method", "path", "status"])
+            for method, path, status, count in requests:
+                family.add_metric([method, path, status], count)
+            yield family
+        durations = _duration_rows(traffic)
+        for name, help_text in DURATION_FAMILIES:
+            histogram = HistogramMetricFamily(name, help_text, labels=["method", "path"])
+            for method, path, cumulative, total in durations:
+                histogram.add_metric([method, path], list(zip(_BUCKET_BOUNDS, cumulative)),
+                                     total)
+            yield histogram
 
 
 engine_collector = EngineCollector()
@@ -251,5 +331,9 @@ async def metrics(request: HttpRequest) -> HttpResponse:
         data["status"] = await control.status()
         data["streamSubscribers"] = data["status"].get("streamSubscribers", 0)
     engine_collector.data = data
-    body = generate_latest(exposition)
+    engine_collector.traffic_as_text = True
+    try:
+        body = generate_latest(exposition) + traffic_text(data.get("traffic") or {}).encode()
+    finally:
+        engine_collector.traffic_as_text = False
     return HttpResponse(body, content_type=METRICS_CONTENT_TYPE)

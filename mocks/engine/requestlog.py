@@ -46,6 +46,26 @@ DURATION_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5
 #: ``path`` label of requests that matched no mock (keeps label cardinality bounded).
 UNMATCHED_PATH_LABEL = "unmatched"
 
+#: ``method`` label values kept as sent: the HTTP methods of RFC 9110 and PATCH, the common
+#: WebDAV ones, and the protocol names non-HTTP traffic puts in ``method`` (behavior notes
+#: §17). Any other method a client sends (a method is any token) is labelled
+#: :data:`OTHER_METHOD_LABEL`, so random methods cannot grow the metrics.
+METHOD_LABELS = frozenset((
+    "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT", "QUERY",
+    "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "REPORT", "SEARCH",
+    "PURGE", "grpc", "sse", "mqtt", "websocket", "graphql", "soap"))
+
+#: ``method`` label of a method outside :data:`METHOD_LABELS`.
+OTHER_METHOD_LABEL = "other"
+
+#: Most distinct ``(method, mock, path template, status)`` series kept. Matched requests
+#: beyond it are counted under the ``path`` label :data:`OVERFLOW_PATH_LABEL` (no mock id);
+#: only reached with tens of thousands of mocks, or many created and deleted over a run.
+MAX_SERIES = 20_000
+
+#: ``path`` label of matched requests counted past :data:`MAX_SERIES`.
+OVERFLOW_PATH_LABEL = "other"
+
 #: Queue size of one request-stream subscriber; a slower reader loses the oldest surplus.
 SUBSCRIBER_QUEUE_SIZE = 1000
 
@@ -286,6 +306,12 @@ class TrafficCounters:
     increments per request keep the hot path cheap; :meth:`snapshot` folds the series into the
     shapes the metrics need at scrape time.
 
+    Every part of a key is bounded whatever clients send: the raw request path is never a
+    key (a matched request is keyed by its mock's id and declared path template, an
+    unmatched one by None), a method outside :data:`METHOD_LABELS` becomes
+    :data:`OTHER_METHOD_LABEL`, and past :data:`MAX_SERIES` keys a matched request is
+    counted under :data:`OVERFLOW_PATH_LABEL`. Those checks run only when a key is new.
+
     Attributes:
         series: the per-key cells described above.
         errors: ``error code -> count`` (rare: only answers the engine gave itself).
@@ -302,13 +328,33 @@ class TrafficCounters:
         key = (event.request.method, event.mock_id, event.path_template, event.status)
         cell = self.series.get(key)
         if cell is None:
-            cell = self.series[key] = [0] * (len(DURATION_BUCKETS) + 3)
+            cell = self._new_cell(key)
         seconds = event.duration_ms * 0.001
         cell[0] += 1
         cell[1] += seconds
         cell[2 + bisect_left(DURATION_BUCKETS, seconds)] += 1
         if event.error:
             self.errors[event.error] = self.errors.get(event.error, 0) + 1
+
+    def _new_cell(self, key: tuple[str, str | None, str | None, int]) -> list[float]:
+        """The cell of a key not seen yet, under its bounded form (see the class)."""
+        method, mock_id, template, status = key
+        if method not in METHOD_LABELS:
+            method = OTHER_METHOD_LABEL
+        if mock_id is None:
+            template = None  # an unmatched request is never labelled by its path
+        key = (method, mock_id, template, status)
+        series = self.series
+        cell = series.get(key)
+        if cell is not None:
+            return cell
+        if len(series) >= MAX_SERIES and mock_id is not None:
+            key = (method, "", OVERFLOW_PATH_LABEL, status)
+            cell = series.get(key)
+            if cell is not None:
+                return cell
+        cell = series[key] = [0] * (len(DURATION_BUCKETS) + 3)
+        return cell
 
     @property
     def total(self) -> int:
@@ -337,7 +383,7 @@ class TrafficCounters:
             sums[series] = sums.get(series, 0.0) + cell[1]
             if mock_id is None:
                 misses += count
-            else:
+            elif mock_id:  # "" is the overflow series: no mock to credit
                 hits[mock_id] = hits.get(mock_id, 0) + count
         return {"requests": requests, "durations": durations, "durationSums": sums,
                 "matchHits": hits, "matchMisses": misses, "errors": dict(self.errors),

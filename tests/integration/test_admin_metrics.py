@@ -4,6 +4,7 @@ statuses, SQLite queries) beside the ``mockd_*`` families, each family once, and
 answered itself."""
 from __future__ import annotations
 
+import random
 import sqlite3
 
 import pytest
@@ -92,3 +93,63 @@ def test_database_wrapper_keeps_the_write_ahead_log(server, admin):
     database = server.argv[server.argv.index("--data-dir") + 1] + "/mockd.sqlite3"
     with sqlite3.connect(database) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_data_plane_labels_stay_bounded_whatever_paths_and_methods_clients_send(admin, data):
+    """2,000 distinct random unmatched paths, requests to one mock at random paths under its
+    template, and random methods: ``/metrics`` grows by a fixed handful of series, never by
+    one per raw path or method (behavior notes §17: ``path`` is the mock's template or
+    ``unmatched``)."""
+    assert admin.post("/mocks", json=http_mock("bounded-item", "GET",
+                                               "/bounded/{id}")).status_code == 201
+    assert admin.post("/mocks", json=http_mock("bounded-any", None,
+                                               "/any-method")).status_code == 201
+    lines_before = len(admin.get("/metrics").text.splitlines())
+    _, before = _scrape(admin)
+    rng = random.Random(17)
+    raw_paths = [f"/random-{rng.getrandbits(64):016x}/{index}" for index in range(2_000)]
+    for path in raw_paths:
+        assert data.get(path).status_code == 404
+    for index in range(100):
+        assert data.get(f"/bounded/{rng.getrandbits(48):x}-{index}").status_code == 200
+    # methods the HTTP parser accepts but no mock names (it refuses made-up ones with 400)
+    methods = ["NOTIFY", "ACL", "MKCALENDAR", "SUBSCRIBE", "BIND", "CHECKOUT", "UNBIND",
+               "REBIND", "MERGE", "MKACTIVITY"] * 5
+    for index, method in enumerate(methods):
+        assert data.request(method, "/any-method").status_code == 200
+        assert data.request(method, f"/nowhere-{index}").status_code == 404
+    text = admin.get("/metrics").text
+    _, after = _scrape(admin)
+
+    # a few new series (the template's, `other` methods', unmatched GETs: about 130 lines
+    # with their buckets), never one per path: 2,000 paths would be 60,000 lines
+    assert len(text.splitlines()) - lines_before <= 300
+    assert not any(path in text for path in raw_paths[::50])
+    assert "/nowhere-" not in text
+    assert not any(f'method="{method}"' in text for method in methods)
+    unmatched = {"method": "GET", "path": "unmatched", "status": "404"}
+    assert _value(after, "mockd_http_requests_total", **unmatched) - _value(
+        before, "mockd_http_requests_total", **unmatched) == 2_000
+    templated = {"method": "GET", "path": "/bounded/{id}", "status": "200"}
+    assert _value(after, "mockd_requests_total", **templated) - _value(
+        before, "mockd_requests_total", **templated) == 100
+    other = {"method": "other", "path": "/any-method", "status": "200"}
+    assert _value(after, "mockd_http_requests_total", **other) == 50
+    other_unmatched = {"method": "other", "path": "unmatched", "status": "404"}
+    assert _value(after, "mockd_http_requests_total", **other_unmatched) == 50
+    assert _value(after, "mockd_match_hits_total", mock_id="bounded-any") == 50
+    assert _value(after, "mockd_match_misses_total") - _value(
+        before, "mockd_match_misses_total") == 2_050
+    assert _value(after, "mockd_http_request_duration_seconds_count", method="GET",
+                  path="unmatched") - _value(before, "mockd_http_request_duration_seconds_count",
+                                             method="GET", path="unmatched") == 2_000
+    # more new paths add no line to the data-plane families
+    for index in range(300):
+        assert data.get(f"/random-again-{rng.getrandbits(64):x}-{index}").status_code == 404
+    assert _data_plane_lines(admin.get("/metrics").text) == _data_plane_lines(text)
+
+
+def _data_plane_lines(text: str) -> int:
+    """How many lines of the data-plane request families a scrape has."""
+    return sum(1 for line in text.splitlines()
+               if line.startswith(("mockd_http_request", "mockd_request", "mockd_match")))
