@@ -54,6 +54,10 @@ def test_a_request_appears_live_and_filters_apply(page, dashboard_server, greeti
         data.get("/greeting", headers={"X-Team": "blue"}, params={"n": "2"})
     expect(rows.filter(has_text="n=2")).to_have_count(1, timeout=WAIT_MS)
     expect(rows.filter(has_text="/live-unmatched-path")).to_have_count(0)
+    page.get_by_test_id("filter-method").select_option("POST")
+    expect(rows).to_have_count(0, timeout=WAIT_MS)
+    page.get_by_test_id("filter-method").select_option("GET")
+    expect(rows.filter(has_text="n=2")).to_have_count(1, timeout=WAIT_MS)
     screenshot(page, "requests")
 
 

@@ -91,7 +91,14 @@ def test_edit_and_delete_an_item_then_reset_to_seed(page, dashboard_server, data
     expect(page.locator("tr[data-id='p2']")).to_have_count(0, timeout=WAIT_MS)
     assert data.get("/pets/p2").status_code == 404
 
+    page.get_by_test_id("add-item").click()
+    page.get_by_test_id("item-json").fill('{"id": "p9", "name": "Newcomer"}')
+    page.get_by_test_id("save-item").click()
+    expect(page.locator("tr[data-id='p9']")).to_contain_text("Newcomer", timeout=WAIT_MS)
+    assert data.get("/pets/p9").json()["name"] == "Newcomer"
+
     page.get_by_test_id("reset-table").click()
+    expect(page.locator("tr[data-id='p9']")).to_have_count(0, timeout=WAIT_MS)
     expect(page.locator("tr[data-id='p2']")).to_have_count(1, timeout=WAIT_MS)
     expect(page.locator("tr[data-id='p1']")).to_contain_text("Rex")
     expect(page.locator("tr[data-id='p1']")).not_to_contain_text("Second")
