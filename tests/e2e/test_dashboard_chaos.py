@@ -8,7 +8,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import WAIT_MS, screenshot
+from tests.e2e.conftest import EXPECTED_400, WAIT_MS, screenshot
 
 
 @pytest.fixture(autouse=True)
@@ -58,10 +58,15 @@ def test_trip_and_reset_a_circuit_breaker(page, dashboard_server, admin_api):
     assert admin_api.get("/chaos/faults").json()["circuitBreakers"]["0:0"]["state"] == "closed"
 
 
-def test_edit_the_config_as_json(page, dashboard_server, admin_api):
+def test_edit_the_config_as_json(page, dashboard_server, admin_api, expected_console):
+    expected_console.append(EXPECTED_400)
     page.goto(dashboard_server.admin + "/#/chaos")
     expect(page.get_by_test_id("chaos-state")).to_have_text("off", timeout=WAIT_MS)
     page.get_by_test_id("edit-chaos").click()
+    page.get_by_test_id("chaos-json").fill('{"enabled": true, "errorRate": {"probability": 2}}')
+    page.get_by_test_id("save-chaos").click()
+    expect(page.get_by_test_id("chaos-error")).to_contain_text("probability", timeout=WAIT_MS)
+    assert admin_api.get("/chaos").json() == {"enabled": False}
     page.get_by_test_id("chaos-json").fill(
         '{"enabled": true, "errorRate": {"probability": 0.5, "statusCodes": [502]}}')
     page.get_by_test_id("save-chaos").click()

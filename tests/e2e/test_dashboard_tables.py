@@ -8,7 +8,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import WAIT_MS, screenshot
+from tests.e2e.conftest import EXPECTED_400, WAIT_MS, screenshot
 
 CONFIG = {
     "version": "1.0",
@@ -129,7 +129,8 @@ def test_items_come_in_pages(page, dashboard_server, admin_api):
     admin_api.delete("/state/resources/bulk")
 
 
-def test_execute_a_custom_operation(page, dashboard_server, data):
+def test_execute_a_custom_operation(page, dashboard_server, data, expected_console):
+    expected_console.append(EXPECTED_400)
     page.goto(dashboard_server.admin + "/#/tables")
     page.locator("button[data-operation='rename-pet']").click()
     page.get_by_test_id("operation-input").fill('{"id": "p2", "name": "Bolt"}')
@@ -137,8 +138,10 @@ def test_execute_a_custom_operation(page, dashboard_server, data):
     result = page.get_by_test_id("operation-result")
     expect(result).to_contain_text('"renamed": "Bolt"', timeout=WAIT_MS)
     assert data.get("/pets/p2").json()["name"] == "Bolt"
-    # (A refused run is not driven here: Chromium logs its 4xx as a console error, which the
-    # page fixture counts as a failure.)
+    page.get_by_test_id("operation-input").fill('{"id": "ghost", "name": "x"}')
+    page.get_by_test_id("execute-operation").click()
+    expect(result).to_contain_text("Failed (400 execution_failed)", timeout=WAIT_MS)
+    expect(result).to_contain_text('item "ghost" not found')
     page.get_by_test_id("operation-input").fill('{"id": "p2",')
     page.get_by_test_id("execute-operation").click()
     expect(result).to_contain_text("Not valid JSON", timeout=WAIT_MS)
