@@ -7,10 +7,14 @@ Source: SPEC "Mock", "Admin API" (Mocks); behavior notes §1, §12.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+import json
 import re
 from typing import Any
 
 from django.db.models import Max
+from django.utils.dateparse import parse_datetime
+from django.utils.timezone import is_naive as timezone_is_naive
+import orjson
 from pydantic import ValidationError
 
 from mocks.config import MOCK_TYPES, Mock as MockConfig
@@ -67,6 +71,58 @@ def mock_document(row: Mock) -> dict[str, Any]:
     document["createdAt"] = timestamp_text(row.created_at)
     document["updatedAt"] = timestamp_text(row.updated_at)
     document[row.type] = row.config
+    return document
+
+
+def stored_timestamp_text(stored: str | None) -> str | None:
+    """:func:`timestamp_text` of a datetime column as SQLite holds it (Django writes UTC as
+    ``YYYY-MM-DD HH:MM:SS[.ffffff]``), without building a datetime; another form is parsed.
+    """
+    if stored is None:
+        return None
+    size = len(stored)
+    if size == 26 and stored[10] == " " and stored[19] == ".":
+        return f"{stored[:10]}T{stored[11:23]}Z"
+    if size == 19 and stored[10] == " ":
+        return f"{stored[:10]}T{stored[11:]}.000Z"
+    moment = parse_datetime(stored)
+    if moment is not None and timezone_is_naive(moment):
+        moment = moment.replace(tzinfo=timezone.utc)
+    return timestamp_text(moment)
+
+
+def stored_config(stored: Any) -> Any:
+    """The protocol config of a ``config`` column as SQLite holds it (JSON text), loaded as
+    the model's JSONField loads it; orjson first, ``json`` for what orjson refuses (NaN)."""
+    if not isinstance(stored, (str, bytes)):
+        return stored
+    try:
+        return orjson.loads(stored)
+    except orjson.JSONDecodeError:
+        return json.loads(stored)
+
+
+def listed_document(row: tuple[Any, ...]) -> dict[str, Any]:
+    """:func:`mock_document` of a plain row of the mocks table, its columns in the order of
+    :data:`mocks.control.mock_changes.LIST_COLUMNS` (id, type, name, description, enabled,
+    workspace_id, parent_id, meta_sort_key, created_at, updated_at, config), as SQLite
+    returns them: the same keys, values and order, built without a model instance."""
+    (mock_id, mock_type, name, description, enabled, workspace_id, parent_id, meta_sort_key,
+     created_at, updated_at, config) = row
+    document: dict[str, Any] = {"id": mock_id, "type": mock_type}
+    if name:
+        document["name"] = name
+    if description:
+        document["description"] = description
+    document["enabled"] = bool(enabled)
+    document["workspaceId"] = workspace_id
+    if parent_id:
+        document["parentId"] = parent_id
+    if meta_sort_key is not None:
+        document["metaSortKey"] = float(meta_sort_key)
+    document["createdAt"] = stored_timestamp_text(created_at)
+    document["updatedAt"] = stored_timestamp_text(updated_at)
+    document[mock_type] = stored_config(config)
     return document
 
 
