@@ -121,7 +121,7 @@ MAX_REPORTED_ITEMS = 1_000
 MAX_NAME_LENGTH = 255
 #: Most ``var`` values of one import.
 MAX_VARIABLES = 200
-#: Said when a document names files beside it: the route reads none (behavior notes §13).
+#: Said when a document names files beside it: the route reads none.
 SELF_CONTAINED = ("POST /import takes self-contained documents only: files a document "
                   "imports or references are not read (no path from the request reaches the "
                   "server's disk); inline them, or import the file with `mockd import FILE` "
@@ -189,7 +189,7 @@ def _capped(items: list[Any], key: str, answer: dict[str, Any]) -> None:
             answer[f"{key}Count"] = len(items)
 
 
-@router.post("/import", summary="Import a document of any supported format",
+@router.post("/import", summary="Import a document of any supported format", tags=["import"],
              openapi_extra={"requestBody": {"required": True, "content": {
                  media: {"schema": {"type": "string"}} for media in (
                      "text/plain", "application/json", "application/x-yaml",

@@ -191,12 +191,15 @@ def test_documents_that_cannot_be_imported(admin, params, body, expected):
 
 @pytest.mark.parametrize(("filename", "body", "expected"), [
     ("svc.proto", 'syntax = "proto3";\nimport "shared/types.proto";\npackage p;\n'
-     'service S { rpc M (A) returns (A); }\nmessage A {}\n', "proto: svc.proto: shared/types.proto: File not found"),
+     'service S { rpc M (A) returns (A); }\nmessage A {}\n',
+     "proto: svc.proto: shared/types.proto: File not found"),
     ("svc.proto", 'syntax = "proto3";\nimport "/etc/hostname";\n'
-     'service S { rpc M (A) returns (A); }\nmessage A {}\n', "proto: svc.proto: /etc/hostname: File not found"),
-    ("svc.wsdl", '<?xml version="1.0"?><definitions xmlns="http://schemas.xmlsoap.org/wsdl/" '
-     'targetNamespace="urn:x"><import namespace="urn:y" location="../../etc/passwd"/>'
-     '</definitions>', "wsdl: location '../../etc/passwd'"),
+     'service S { rpc M (A) returns (A); }\nmessage A {}\n',
+     "proto: svc.proto: /etc/hostname: File not found"),
+    ("svc.wsdl", '<?xml version="1.0"?><definitions '
+     'xmlns="http://schemas.xmlsoap.org/wsdl/" targetNamespace="urn:x">'
+     '<import namespace="urn:y" location="../../etc/passwd"/></definitions>',
+     "wsdl: location '../../etc/passwd'"),
     ("api.json", json.dumps({"openapi": "3.0.0", "info": {"title": "t", "version": "1"},
                              "paths": {"/a": {"get": {"responses": {"200": {
                                  "description": "x", "content": {"application/json": {
