@@ -33,6 +33,7 @@ from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily,
 from prometheus_client.utils import floatToGoString
 
 from mockd_project.runtime import runtime
+from mocks.control.errors import validation_error
 from mocks.engine.requestlog import DURATION_BUCKETS
 
 #: Text exposition format served on ``/metrics``.
@@ -114,7 +115,7 @@ def _label_value(text: str) -> str:
     return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def traffic_text(traffic: dict[str, Any]) -> str:
+def traffic_text(traffic: dict[str, Any], names: frozenset[str] | None = None) -> str:
     """The data-plane request counters and duration histograms (:data:`REQUEST_FAMILIES`,
     :data:`DURATION_FAMILIES`) in the text exposition format, line for line what
     :func:`prometheus_client.generate_latest` writes for the same families, in about a
@@ -122,6 +123,7 @@ def traffic_text(traffic: dict[str, Any]) -> str:
 
     Args:
         traffic: :meth:`mocks.engine.requestlog.TrafficCounters.snapshot`.
+        names: only the families :func:`family_wanted` accepts for these names (None: all).
     """
     number_texts: dict[float, str] = {}
 
@@ -136,12 +138,16 @@ def traffic_text(traffic: dict[str, Any]) -> str:
                  f'status="{_label_value(status)}"', number(count))
                 for method, path, status, count in _request_rows(traffic)]
     for name, help_text in REQUEST_FAMILIES:
+        if not family_wanted(name, names):
+            continue
         lines.append(f"# HELP {name}_total {help_text}\n# TYPE {name}_total counter\n")
         lines.extend(f"{name}_total{{{labels}}} {value}\n" for labels, value in requests)
     durations = [(f'method="{_label_value(method)}",path="{_label_value(path)}"',
                   [number(count) for count in cumulative], number(total))
                  for method, path, cumulative, total in _duration_rows(traffic)]
     for name, help_text in DURATION_FAMILIES:
+        if not family_wanted(name, names):
+            continue
         lines.append(f"# HELP {name} {help_text}\n# TYPE {name} histogram\n")
         for labels, cumulative, total in durations:
             lines.extend(f'{name}_bucket{{le="{bound}",{labels}}} {count}\n'
@@ -304,9 +310,27 @@ def _samples(metrics: Iterable[Any], suffix: str | tuple[str, ...]) -> Iterator[
 registry.register(AdminCollector())
 
 
+#: Most ``name[]`` values one scrape may give.
+MAX_NAMES = 100
+
+#: What a family's samples add to its name in the text format.
+_SAMPLE_SUFFIXES = ("", "_total", "_bucket", "_count", "_sum", "_created", "_info")
+
+
+def family_wanted(family_name: str, names: frozenset[str] | None) -> bool:
+    """Whether a family is written when the scrape asks for ``names`` (``name[]``; None:
+    every family): its name or one of its sample names (``x_total``, ``x_bucket``...) is
+    asked for, as prometheus-client's own handler filters."""
+    return names is None or any(family_name + suffix in names for suffix in _SAMPLE_SUFFIXES)
+
+
 class _Exposition:
     """Every family ``/metrics`` serves: ours, then the default ``REGISTRY``'s. A family name
-    is written once (the first source wins): a duplicate would make the scrape invalid."""
+    is written once (the first source wins): a duplicate would make the scrape invalid.
+    ``names`` keeps only the families :func:`family_wanted` accepts."""
+
+    def __init__(self, names: frozenset[str] | None = None) -> None:
+        self.names = names
 
     def collect(self) -> Iterator[Metric]:
         seen: set[str] = set()
@@ -314,7 +338,8 @@ class _Exposition:
             for family in source.collect():
                 if family.name not in seen:
                     seen.add(family.name)
-                    yield family
+                    if family_wanted(family.name, self.names):
+                        yield family
 
 
 exposition = _Exposition()
@@ -323,7 +348,16 @@ exposition = _Exposition()
 @router.get("/metrics", summary="Prometheus metrics (no auth)")
 async def metrics(request: HttpRequest) -> HttpResponse:
     """The text exposition format: the ``mockd_*`` families, django-prometheus'
-    ``django_http_*`` and ``django_db_*`` families, and the process and runtime metrics."""
+    ``django_http_*`` and ``django_db_*`` families, and the process and runtime metrics.
+
+    ``?name[]=<sample name>`` (repeatable, at most :data:`MAX_NAMES`) keeps only the families
+    named, as prometheus-client's handler does: ``name[]=mockd_match_hits_total`` answers the
+    hits per mock without the per-template histograms. More names -> 400
+    ``validation_error`` naming ``name[]``."""
+    names = request.GET.getlist("name[]")
+    if len(names) > MAX_NAMES:
+        raise validation_error(f"name[]: at most {MAX_NAMES} names, got {len(names)}")
+    wanted = frozenset(names) if names else None
     control = runtime.control
     data: dict[str, Any] = {}
     if control is not None:
@@ -333,7 +367,8 @@ async def metrics(request: HttpRequest) -> HttpResponse:
     engine_collector.data = data
     engine_collector.traffic_as_text = True
     try:
-        body = generate_latest(exposition) + traffic_text(data.get("traffic") or {}).encode()
+        body = (generate_latest(exposition if wanted is None else _Exposition(wanted))
+                + traffic_text(data.get("traffic") or {}, wanted).encode())
     finally:
         engine_collector.traffic_as_text = False
     return HttpResponse(body, content_type=METRICS_CONTENT_TYPE)

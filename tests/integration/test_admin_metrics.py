@@ -153,3 +153,37 @@ def _data_plane_lines(text: str) -> int:
     """How many lines of the data-plane request families a scrape has."""
     return sum(1 for line in text.splitlines()
                if line.startswith(("mockd_http_request", "mockd_request", "mockd_match")))
+
+
+def test_name_filter_answers_only_the_families_asked_for(admin, data):
+    """``?name[]=`` keeps the families named (by family or sample name), as
+    prometheus-client's handler does: the dashboard's counters without the histograms."""
+    assert admin.post("/mocks", json=http_mock("filtered", "GET", "/filtered")).status_code \
+        == 201
+    assert data.get("/filtered").status_code == 200
+    answer = admin.get("/metrics", params=[("name[]", "mockd_match_hits_total"),
+                                           ("name[]", "mockd_http_requests_total"),
+                                           ("name[]", "mockd_uptime_seconds")])
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/plain")
+    families = {family.name: family for family in text_string_to_metric_families(answer.text)}
+    assert sorted(families) == ["mockd_http_requests", "mockd_match_hits",
+                                "mockd_uptime_seconds"]
+    hits = {sample.labels["mock_id"]: sample.value
+            for sample in families["mockd_match_hits"].samples}
+    assert hits["filtered"] == 1
+    whole = admin.get("/metrics").text
+    assert len(answer.text) < len(whole) / 3
+    assert admin.get("/metrics", params={"name[]": "no_such_family"}).text == ""
+    histogram = admin.get("/metrics", params={
+        "name[]": "mockd_request_duration_seconds_bucket"}).text
+    assert [family.name for family in text_string_to_metric_families(histogram)] == [
+        "mockd_request_duration_seconds"]
+
+
+def test_too_many_names_are_refused_naming_the_parameter(admin):
+    answer = admin.get("/metrics", params=[("name[]", f"family_{index}")
+                                           for index in range(101)])
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "validation_error"
+    assert "name[]" in answer.json()["message"]
