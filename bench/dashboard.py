@@ -15,7 +15,8 @@ keep-alive connection as a browser tab would:
 * the admin API calls the frame and those areas make on load (with ``X-API-Key``): ``GET
   /workspaces`` and ``/health`` (frame); ``/status``, ``/ports``, ``/mocks`` and ``/metrics``
   (Overview; its counters come from ``/metrics``); ``/mocks`` and ``/metrics`` (Mocks: the
-  list and its hit counts); ``/requests?limit=500`` (Request log, its ``MAX_ROWS``).
+  list and its hit counts); ``/requests?limit=500`` (Request log, its ``MAX_ROWS``); and
+  ``/metrics`` filtered to the counter families the dashboard reads (``name[]``).
 
 Each is requested ``--rounds`` times after two warm-up rounds; the report gives the median and
 p95 round trip in ms (client side on loopback: an upper bound of the server's time), the body
@@ -57,10 +58,19 @@ _PAGE_ASSET = re.compile(r"""(?:href|src)="(/static/[^"]+)\"""")
 MAX_ASSETS = 100
 
 
+#: The families ``static/dashboard/js/mocks-data.js`` reads from ``/metrics``.
+COUNTER_FAMILIES = ("mockd_match_hits_total", "mockd_http_requests_total",
+                    "mockd_match_misses_total", "mockd_mocks_total", "mockd_mocks_enabled",
+                    "mockd_uptime_seconds")
+
+
 def api_calls() -> list[str]:
-    """The admin API paths the frame and the timed areas request on load."""
+    """The admin API paths the frame and the timed areas request on load, then the
+    dashboard's counters read with the ``name[]`` filter of ``/metrics`` (only the families
+    it uses, without the per-template histograms)."""
+    counters = "/metrics?" + "&".join(f"name[]={name}" for name in COUNTER_FAMILIES)
     return ["/workspaces", "/health", "/status", "/ports", "/metrics", "/mocks",
-            "/requests?limit=500"]
+            "/requests?limit=500", counters]
 
 
 def module_assets(page_html: str) -> list[str]:

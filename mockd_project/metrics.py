@@ -77,8 +77,8 @@ def _bound(value: float) -> str:
 #: ``(family name, help)`` of the data-plane request counters and duration histograms: the
 #: §17 names and their ``mockd_requests_*`` twins. Their series are one per mock path
 #: template (or ``unmatched``), so with many mocks they are most of the scrape; the view
-#: writes them itself (:func:`traffic_text`) rather than through prometheus-client's
-#: generic writer, which costs about 60 µs a line.
+#: writes them and the hits per mock itself (:func:`traffic_text`) rather than through
+#: prometheus-client's generic writer, which costs about 60 µs a line.
 REQUEST_FAMILIES = (("mockd_http_requests", "Data-plane requests by method, mock path "
                                             "template and status."),
                     ("mockd_requests", "Data-plane requests by method, mock path template "
@@ -87,6 +87,9 @@ DURATION_FAMILIES = (("mockd_http_request_duration_seconds",
                       "Data-plane request duration in seconds."),
                      ("mockd_request_duration_seconds",
                       "Data-plane request duration in seconds."))
+#: The hits per mock: one series per mock, written by :func:`traffic_text` too.
+HITS_FAMILY = "mockd_match_hits"
+HITS_HELP = "Requests answered, by mock id."
 _BUCKET_BOUNDS = tuple(_bound(bound) for bound in DURATION_BUCKETS) + ("+Inf",)
 
 
@@ -116,8 +119,9 @@ def _label_value(text: str) -> str:
 
 
 def traffic_text(traffic: dict[str, Any], names: frozenset[str] | None = None) -> str:
-    """The data-plane request counters and duration histograms (:data:`REQUEST_FAMILIES`,
-    :data:`DURATION_FAMILIES`) in the text exposition format, line for line what
+    """The data-plane request counters, duration histograms and hits per mock
+    (:data:`REQUEST_FAMILIES`, :data:`DURATION_FAMILIES`, :data:`HITS_FAMILY`) in the text
+    exposition format, line for line what
     :func:`prometheus_client.generate_latest` writes for the same families, in about a
     tenth of its time.
 
@@ -154,6 +158,11 @@ def traffic_text(traffic: dict[str, Any], names: frozenset[str] | None = None) -
                          for bound, count in zip(_BUCKET_BOUNDS, cumulative))
             lines.append(f"{name}_count{{{labels}}} {cumulative[-1]}\n"
                          f"{name}_sum{{{labels}}} {total}\n")
+    if family_wanted(HITS_FAMILY, names):
+        lines.append(f"# HELP {HITS_FAMILY}_total {HITS_HELP}\n"
+                     f"# TYPE {HITS_FAMILY}_total counter\n")
+        lines.extend(f'{HITS_FAMILY}_total{{mock_id="{_label_value(mock_id)}"}} {number(count)}\n'
+                     for mock_id, count in sorted(traffic.get("matchHits", {}).items()))
     return "".join(lines)
 
 
@@ -199,11 +208,6 @@ class EngineCollector:
         for protocol, count in sorted((status.get("openStreams") or {}).items()):
             connections.add_metric([protocol], count)
         yield connections
-        hits = CounterMetricFamily("mockd_match_hits", "Requests answered, by mock id.",
-                                   labels=["mock_id"])
-        for mock_id, count in sorted(traffic.get("matchHits", {}).items()):
-            hits.add_metric([mock_id], count)
-        yield hits
         misses = CounterMetricFamily("mockd_match_misses", "Requests no mock matched.")
         misses.add_metric([], traffic.get("matchMisses", 0))
         yield misses
@@ -225,7 +229,8 @@ class EngineCollector:
 
     @staticmethod
     def _traffic_families(traffic: dict[str, Any]) -> Iterator[Metric]:
-        """:data:`REQUEST_FAMILIES` and :data:`DURATION_FAMILIES` as metric families."""
+        """:data:`REQUEST_FAMILIES`, :data:`DURATION_FAMILIES` and :data:`HITS_FAMILY` as
+        metric families."""
         requests = _request_rows(traffic)
         for name, help_text in REQUEST_FAMILIES:
             family = CounterMetricFamily(name, help_text, labels=["method", "path", "status"])
@@ -239,6 +244,10 @@ class EngineCollector:
                 histogram.add_metric([method, path], list(zip(_BUCKET_BOUNDS, cumulative)),
                                      total)
             yield histogram
+        hits = CounterMetricFamily(HITS_FAMILY, HITS_HELP, labels=["mock_id"])
+        for mock_id, count in sorted(traffic.get("matchHits", {}).items()):
+            hits.add_metric([mock_id], count)
+        yield hits
 
 
 engine_collector = EngineCollector()

@@ -51,7 +51,8 @@ def test_written_text_is_what_prometheus_client_writes():
     assert written == _generic_text(traffic)
     families = {family.name: family for family in text_string_to_metric_families(written)}
     assert sorted(families) == ["mockd_http_request_duration_seconds", "mockd_http_requests",
-                                "mockd_request_duration_seconds", "mockd_requests"]
+                                "mockd_match_hits", "mockd_request_duration_seconds",
+                                "mockd_requests"]
     paths = {sample.labels["path"] for sample in families["mockd_http_requests"].samples}
     assert paths == set(templates) | {"unmatched"}
 
@@ -63,7 +64,9 @@ def test_name_filter_keeps_the_families_named():
     only_counter = metrics.traffic_text(traffic, frozenset({"mockd_requests_total"}))
     assert [family.name for family in text_string_to_metric_families(only_counter)] == [
         "mockd_requests"]
-    assert metrics.traffic_text(traffic, frozenset({"mockd_match_hits_total"})) == ""
+    assert metrics.traffic_text(traffic, frozenset({"mockd_match_misses_total"})) == ""
+    hits = metrics.traffic_text(traffic, frozenset({"mockd_match_hits_total"}))
+    assert hits.splitlines()[-1] == 'mockd_match_hits_total{mock_id="a"} 1.0'
     assert metrics.family_wanted("mockd_http_request_duration_seconds",
                                  frozenset({"mockd_http_request_duration_seconds_sum"}))
     assert metrics.family_wanted("anything", None)
