@@ -200,6 +200,8 @@ async def list_grpc_recordings(request: HttpRequest) -> dict[str, Any]:
     if request.GET.get("service"):
         filters["name"] = request.GET["service"]
     session_id = request.GET.get("sessionId") or request.GET.get("session") or None
+    if manager.server is not None:
+        await manager.server.flush()  # the calls relayed so far are listed
     found, total = _grpc_store().query(GRPC_KIND, session_id=session_id, filters=filters,
                                        limit=limit, offset=offset)
     return {"recordings": found, "total": total, "limit": limit, "offset": offset}

@@ -320,7 +320,8 @@ class _RequestParser:
     After a CONNECT or an upgrade request the bytes that follow the head are kept in
     :attr:`trailing` and nothing more is parsed."""
 
-    __slots__ = ("events", "trailing", "_parser", "_url", "_headers", "_in_head", "_head_size")
+    __slots__ = ("events", "trailing", "_parser", "_url", "_headers", "_in_head", "_head_size",
+                 "_fed")
 
     def __init__(self) -> None:
         self.events: deque[Any] = deque()
@@ -330,15 +331,19 @@ class _RequestParser:
         self._headers: list[tuple[bytes, bytes]] = []
         self._in_head = False
         self._head_size = 0
+        self._fed = 0
 
     def on_message_begin(self) -> None:
         self._url, self._headers, self._in_head, self._head_size = b"", [], True, 0
+        self._fed = 0
 
     def on_url(self, url: bytes) -> None:
         self._url += url
+        self._head_size += len(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._headers.append((name, value))
+        self._head_size += len(name) + len(value) + 4
 
     def on_headers_complete(self) -> None:
         parser = self._parser
@@ -366,9 +371,11 @@ class _RequestParser:
         except httptools.HttpParserError as error:
             raise _BadMessage(f"malformed HTTP request: {error}") from None
         if self._in_head:
-            self._head_size += len(data)
-            if self._head_size > MAX_HEAD:
-                raise _BadMessage(f"the request head is larger than {MAX_HEAD} bytes")
+            # A head still incomplete: bound the bytes fed into it (a loose bound; the
+            # exact one counts its parts as they complete).
+            self._fed += len(data)
+        if self._head_size > MAX_HEAD or self._fed > 2 * MAX_HEAD:
+            raise _BadMessage(f"the request head is larger than {MAX_HEAD} bytes")
 
 
 class _ResponseParser:
@@ -519,6 +526,8 @@ class ProxyServer:
         self._own: set[tuple[str, int]] = set()
         self._port: int | None = None
         self.writer = RecordingWriter(self._store, self._count)
+        #: Exchanges being forwarded now (an idle proxy writes recordings at once).
+        self.active = 0
 
     def _count(self, written: int) -> None:
         self.recorded += written
@@ -772,7 +781,11 @@ class _ClientConnection:
             return await self._websocket(exchange)
         if mode == "playback":
             return await self._playback(exchange)
-        await self._forward(exchange, record=mode == "record")
+        self.proxy.active += 1
+        try:
+            await self._forward(exchange, record=mode == "record")
+        finally:
+            self.proxy.active -= 1
         return False
 
     # ------------------------------------------------------------------ forwarding
@@ -949,6 +962,12 @@ class _ClientConnection:
                 answer.feed(data)
             if complete and client_chunked:
                 out += b"0\r\n\r\n"
+            if complete and response_tap is not None and request_tap is not None:
+                # Before the last bytes: a client reading the recordings right after its
+                # answer finds this one (when it is written at once, see _record_http).
+                self._record_http(exchange, request_tap, status, reason.decode("latin-1"),
+                                  response_headers, response_tap,
+                                  time.perf_counter_ns() - started)
             if out:
                 self.writer.write(out)
                 await self.writer.drain()
@@ -963,9 +982,6 @@ class _ClientConnection:
                 self._drop_upstream()
         if not complete:
             raise _Stop("the answer did not end cleanly")
-        if response_tap is not None and request_tap is not None:
-            self._record_http(exchange, request_tap, status, reason.decode("latin-1"),
-                              response_headers, response_tap, time.perf_counter_ns() - started)
 
     # ------------------------------------------------------------------ recording
     def _record_http(self, exchange: "_Exchange", request_tap: BodyTap, status: int,
@@ -1007,7 +1023,11 @@ class _ClientConnection:
         from recordings.store import utc_now
 
         timestamp = utc_now()
-        self.proxy.writer.submit(build)
+        writer = self.proxy.writer
+        if self.proxy.active <= 1 and writer.idle:
+            writer.write_now(build)
+        else:
+            writer.submit(build)
 
     def _stream_recorder(self, exchange: "_Exchange", protocol: str,
                          subprotocol: str | None = None) -> Any:

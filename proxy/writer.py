@@ -1,7 +1,10 @@
 """Recording writes off the request path: a bounded queue drained by one background thread.
 
 The proxy relays an exchange, then hands what it saw to :meth:`RecordingWriter.submit` (a
-function that builds the recording, and its kind, session and columns); the thread takes
+function that builds the recording, and its kind, session and columns), or, when nothing else
+is going on (:attr:`RecordingWriter.idle` and no other exchange in flight), writes it at once
+with :meth:`RecordingWriter.write_now` so that a client reading the recordings right after
+its answer finds them; under load the thread takes
 everything queued (at most :data:`BATCH` at a time), builds the recordings and stores them
 in one transaction (:meth:`recordings.store.RecordingStore.add_many`). A full queue never
 blocks the relay nor grows: the recording is dropped and counted (:attr:`dropped`, one
@@ -78,6 +81,15 @@ class RecordingWriter:
             return False
         return True
 
+    @property
+    def idle(self) -> bool:
+        """True when nothing is queued or being written."""
+        return self._queue.unfinished_tasks == 0
+
+    def write_now(self, build: Callable[[], Built]) -> None:
+        """Build and store one recording in the calling thread (never raises)."""
+        self._write([build])
+
     def close(self, timeout: float = 10.0) -> None:
         """Write what is queued, then stop the thread (waits up to ``timeout`` s). Blocking:
         call it from a worker thread when on the event loop."""
@@ -102,10 +114,15 @@ class RecordingWriter:
                     jobs.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
+            count = len(jobs)
             if _STOP in jobs:
                 stop = True
                 jobs = [job for job in jobs if job is not _STOP]
-            self._write(jobs)
+            try:
+                self._write(jobs)
+            finally:
+                for _ in range(count):
+                    self._queue.task_done()
             if self._queue.qsize() == 0:
                 self._warned = False
 

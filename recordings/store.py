@@ -265,27 +265,107 @@ class RecordingStore:
 
     def add_many(self, kind: str, items: list[tuple[dict, str | None, dict | None]]) -> int:
         """Keep several recordings of ``kind`` in one transaction: ``items`` are ``(record,
-        session_id, columns)`` as for :meth:`add` (ids and timestamps set the same way, the
-        cap applied to each in turn). An item that :meth:`add` would refuse (duplicate id,
-        unknown column, not JSON) is skipped and logged; the others are kept. Answers how
-        many were stored. Raises ValueError for an unknown kind or a closed store."""
+        session_id, columns)`` as for :meth:`add` (ids and timestamps set the same way; the
+        cap applied as if they were added one by one, the oldest recordings dropped in one
+        pass when the batch fits under it). An item that :meth:`add` would refuse (duplicate
+        id, unknown column, not JSON) is skipped and logged; the others are kept. Answers
+        how many were stored. Raises ValueError for an unknown kind or a closed store."""
         _check_kind(kind)
+        prepared: list[tuple[dict, dict[str, Any], bytes, bool]] = []
+        for record, session_id, columns in items:
+            try:
+                values = _columns(columns)
+                given = "id" in record
+                record.setdefault("id", _new_id("rec"))
+                record.setdefault("timestamp", utc_now())
+                record["sessionId"] = session_id
+                prepared.append((record, values, orjson.dumps(record), given))
+            except (ValueError, TypeError) as error:
+                log.warning("a recording was not kept: %s", error)
         stored = 0
         with self._lock:
             self._check_open()
             self._db.execute("BEGIN")
             try:
-                for record, session_id, columns in items:
-                    try:
-                        stored += self._insert(kind, record, session_id, _columns(columns))[1]
-                    except (ValueError, TypeError) as error:
-                        log.warning("a recording was not kept: %s", error)
+                stored = self._insert_many(kind, prepared)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 self._reload_totals()
                 raise
         return stored
+
+    def _insert_many(self, kind: str,
+                     prepared: list[tuple[dict, dict[str, Any], bytes, bool]]) -> int:
+        total = sum(len(data) for _, _, data, _ in prepared)
+        one_pass = self.max_bytes <= 0 or total <= self.max_bytes
+        if one_pass:
+            self._drop_oldest_for(total)
+        rows: dict[tuple[str, ...], list[tuple]] = {}
+        seen: set[str] = set()
+        stored = 0
+        for record, values, data, given in prepared:
+            record_id = record["id"]
+            if record_id in seen or (given and self._db.execute(
+                    "SELECT 1 FROM recordings WHERE id = ?", (record_id,)).fetchone()):
+                log.warning("a recording was not kept: a recording with id %r exists",
+                            record_id)
+                continue
+            if not one_pass and not self._make_room(len(data), keep=None, kind=kind):
+                continue
+            seen.add(record_id)
+            doc, file = self._place(record_id, data)
+            rows.setdefault(tuple(values), []).append(
+                (record_id, kind, record["sessionId"], str(record["timestamp"]), len(data),
+                 doc, file, *values.values()))
+            self._bytes += len(data)
+            self._totals[kind][0] += 1
+            self._totals[kind][1] += len(data)
+            stored += 1
+            if not one_pass:
+                self._flush_rows(rows)
+        self._flush_rows(rows)
+        self._after_growth()
+        return stored
+
+    def _flush_rows(self, rows: dict[tuple[str, ...], list[tuple]]) -> None:
+        for names, batch in rows.items():
+            extra = "".join(f", {name}" for name in names)
+            self._db.executemany(
+                f"INSERT INTO recordings (id, kind, session_id, timestamp, size, doc, file"
+                f"{extra}) VALUES (?,?,?,?,?,?,?{',?' * len(names)})", batch)
+        rows.clear()
+
+    def _drop_oldest_for(self, growth: int) -> None:
+        """Drop the oldest recordings, in one statement, until ``growth`` more bytes fit
+        (``growth`` is at most the cap)."""
+        need = self._bytes + growth - self.max_bytes
+        if self.max_bytes <= 0 or need <= 0:
+            return
+        freed = 0
+        last = None
+        cursor = self._db.execute("SELECT seq, size FROM recordings ORDER BY seq")
+        while freed < need:
+            chunk = cursor.fetchmany(256)
+            if not chunk:
+                break
+            for row in chunk:
+                freed += row["size"]
+                last = row["seq"]
+                if freed >= need:
+                    break
+        cursor.close()
+        if last is None:
+            return
+        dropped: dict[str, int] = {}
+        for row in self._db.execute("SELECT kind, COUNT(*) FROM recordings WHERE seq <= ? "
+                                    "GROUP BY kind", (last,)).fetchall():
+            dropped[row[0]] = int(row[1])
+        self._remove("seq <= ?", (last,))
+        for dropped_kind, count in dropped.items():
+            self._count_dropped(dropped_kind, count)
+        log.info("recording storage cap reached: %d oldest recording(s) dropped",
+                 sum(dropped.values()))
 
     def _insert(self, kind: str, record: dict, session_id: str | None,
                 values: dict[str, Any]) -> tuple[dict, bool]:

@@ -117,22 +117,31 @@ def _recordings(mockd) -> list[dict]:
     return answer.json()["recordings"]
 
 
-def test_insecure_calls_through_the_proxy_are_answered_and_recorded(mockd, upstream, stubs):
+@pytest.fixture(scope="module")
+def calls(mockd, upstream, stubs):
+    """Three calls through the proxy on an insecure channel: their answers as seen."""
     pb2, pb2_grpc = stubs
     with _through_proxy(mockd, f"127.0.0.1:{upstream['plain']}") as channel:
         client = pb2_grpc.UsersStub(channel)
         reply, call = client.GetUser.with_call(pb2.GetUserRequest(id="7"), timeout=TIMEOUT,
                                                metadata=(("authorization", "Bearer s3cret"),
                                                          ("x-tenant", "acme")))
-        assert (reply.id, reply.name, reply.age, reply.active) == ("7", "User 7", 31, True)
-        assert ("x-served-by", "upstream") in call.trailing_metadata()
         listed = list(client.ListUsers(pb2.ListUsersRequest(page_size=3), timeout=TIMEOUT))
-        assert [user.name for user in listed] == ["listed 0", "listed 1", "listed 2"]
         with pytest.raises(grpc.RpcError) as failure:
             client.GetUser(pb2.GetUserRequest(id="missing"), timeout=TIMEOUT)
-        assert failure.value.code() is grpc.StatusCode.NOT_FOUND
-        assert failure.value.details() == "no user missing"
-    mockd["admin"].post("/recordings/grpc/convert", json={"recordingIds": []})  # flushes
+    return {"reply": reply, "trailers": call.trailing_metadata(), "listed": listed,
+            "failure": failure.value}
+
+
+def test_insecure_calls_through_the_proxy_are_answered_and_recorded(mockd, upstream, stubs,
+                                                                    calls):
+    pb2, _ = stubs
+    reply = calls["reply"]
+    assert (reply.id, reply.name, reply.age, reply.active) == ("7", "User 7", 31, True)
+    assert ("x-served-by", "upstream") in calls["trailers"]
+    assert [user.name for user in calls["listed"]] == ["listed 0", "listed 1", "listed 2"]
+    assert calls["failure"].code() is grpc.StatusCode.NOT_FOUND
+    assert calls["failure"].details() == "no user missing"
     found = [r for r in _recordings(mockd) if r["port"] == upstream["plain"]]
     by_method = {(r["method"], r["status"]["code"]): r for r in found}
     assert set(by_method) == {("GetUser", 0), ("ListUsers", 0), ("GetUser", 5)}
@@ -158,7 +167,6 @@ def test_tls_calls_with_the_proxy_ca_are_intercepted_and_recorded(mockd, upstrea
         reply = pb2_grpc.UsersStub(channel).GetUser(pb2.GetUserRequest(id="tls"),
                                                     timeout=TIMEOUT)
         assert reply.name == "User tls"
-    mockd["admin"].post("/recordings/grpc/convert", json={"recordingIds": []})  # flushes
     found = [r for r in _recordings(mockd) if r["port"] == upstream["secure"]]
     assert [(r["method"], r["scheme"], r["status"]["code"]) for r in found] == \
         [("GetUser", "https", 0)]
@@ -177,10 +185,11 @@ def test_convert_validates_its_body(mockd):
     assert admin.get("/recordings/grpc", params={"limit": "many"}).status_code == 400
 
 
-def test_converted_mocks_answer_the_recorded_messages(mockd, upstream, stubs, tmp_path):
+def test_converted_mocks_answer_the_recorded_messages(mockd, upstream, stubs, calls,
+                                                     tmp_path):
     pb2, pb2_grpc = stubs
     plain = [r["id"] for r in _recordings(mockd) if r["port"] == upstream["plain"]]
-    assert plain, "run with the recording test first"
+    assert len(plain) == 3
     port = free_port()
     answer = mockd["admin"].post("/recordings/grpc/convert",
                                  json={"recordingIds": plain, "port": port})
