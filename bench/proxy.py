@@ -12,8 +12,11 @@ sockets, no HTTP library, ``--concurrency`` connections):
 * ``soak``: ``--soak`` more recorded requests; the server's RSS (from /proc) before and after,
   and the store's stats (count, bytes, dropped) to show the cap holds.
 
-Reports requests/s of each, the overhead ratio (direct / proxy), p50/p99 latency, RSS and the
-store stats, as JSON (``--out``) and on stdout.
+Reports requests/s of each, the overhead ratio (direct / proxy), p50/p99 latency, the
+server's CPU time per proxied request (user + system from /proc, in µs: a figure that does
+not move with the machine's other load the way requests/s do), RSS and the store stats, as
+JSON (``--out``) and on stdout. ``--mode passthrough`` measures forwarding alone (the proxied
+run's key is then ``proxy_passthrough``).
 
 Usage: python bench/proxy.py [--requests 20000] [--soak 100000] [--concurrency 16]
                              [--max-bytes 2097152] [--out bench/out/proxy.json]
@@ -70,6 +73,12 @@ def wait_port(port: int, timeout: float = 30) -> None:
         except OSError:
             time.sleep(0.05)
     raise SystemExit(f"port {port} never opened")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mib(pid: int) -> float:
@@ -157,8 +166,12 @@ def main() -> None:
         asyncio.run(load(origin_port, direct_request, 500, args.concurrency))  # warm-up
         direct = asyncio.run(load(origin_port, direct_request, args.requests,
                                   args.concurrency))
+        asyncio.run(load(proxy_port, proxy_request, 500, args.concurrency))  # warm-up
+        cpu_before = cpu_seconds(server.pid)
         proxied = asyncio.run(load(proxy_port, proxy_request, args.requests,
                                    args.concurrency))
+        proxied["server_cpu_us_per_request"] = round(
+            (cpu_seconds(server.pid) - cpu_before) / args.requests * 1e6)
         rss_before = rss_mib(server.pid)
         soak = asyncio.run(load(proxy_port, proxy_request, args.soak, args.concurrency))
         rss_after = rss_mib(server.pid)
@@ -169,11 +182,13 @@ def main() -> None:
         stats = store.stats("http")
         store.close()
         result = {
-            "concurrency": args.concurrency, "mode": args.mode, "direct": direct, "proxy_record": proxied,
+            "concurrency": args.concurrency, "mode": args.mode, "direct": direct,
+            f"proxy_{args.mode}": proxied,
             "overhead_ratio": round(direct["rps"] / proxied["rps"], 2),
             "soak": soak, "rss_mib_before_soak": round(rss_before, 1),
             "rss_mib_after_soak": round(rss_after, 1),
-            "recorded_requests": args.requests + args.soak,
+            "recorded_requests": (args.requests + args.soak + 500) if args.mode == "record"
+            else 0,
             "session_recording_count": status.get("recordingCount"),
             "store": stats, "max_bytes": args.max_bytes,
         }

@@ -1,22 +1,30 @@
-"""The recording proxy: an HTTP/1.1 forward proxy on asyncio streams and h11.
+"""The recording proxy: an HTTP/1.1 forward proxy on asyncio streams and httptools.
 
 One :class:`ProxyServer` listens on its own port in the server's event loop. Per client
-connection, an h11 server connection reads requests:
+connection, an httptools (llhttp) request parser reads requests; the proxy writes heads
+itself, one write per direction when a body is there, and re-frames bodies for the client's
+HTTP version (chunked, or delimited by closing for HTTP/1.0):
 
 * absolute-form requests (``GET http://host/path``) are forwarded to the origin over a
-  keep-alive upstream connection (h11 client; TLS for ``https://``);
+  keep-alive upstream connection (:class:`_Origin`, answers parsed by httptools; TLS for
+  ``https://``);
 * ``CONNECT host:port`` is *intercepted* when a CA is loaded, the mode needs to see the traffic
   (``record``, ``playback``) and the host passes the host filters: the proxy answers 200, speaks
   TLS to the client with a leaf certificate minted for the host, and serves the requests inside
   as above (origin-form, upstream over TLS). Otherwise the bytes are tunnelled blind;
-* a WebSocket upgrade is forwarded, and after ``101`` bytes are relayed both ways; in
+* in ``record`` mode a CONNECT tunnel whose client speaks HTTP/2 (the h2c preface, or TLS
+  with ALPN ``h2`` when intercepted) is relayed by :func:`proxy.grpc.relay_h2`, each gRPC
+  call becoming a ``grpc`` recording;
+* a WebSocket upgrade is forwarded (the upstream side with h11), and after ``101`` bytes are
+  relayed both ways; in
   ``record`` mode the frames are parsed (wsproto) into a stream recording (source ``proxy``);
   ``Sec-WebSocket-Extensions`` is not forwarded then, so frames are never compressed;
 * a ``text/event-stream`` answer is relayed chunk by chunk and, in ``record`` mode, its events
   become an SSE stream recording.
 
 Bodies stream through in both directions; a recording keeps at most ``body_cap`` bytes of each
-(``bodyTruncated``). Modes: ``record`` (forward and record), ``passthrough`` (forward only),
+(``bodyTruncated``). HTTP recordings are built and stored by the background
+:class:`~proxy.writer.RecordingWriter` (at once when nothing else is in flight). Modes: ``record`` (forward and record), ``passthrough`` (forward only),
 ``playback`` (answer from the session's HTTP recordings, :mod:`proxy.playback`; nothing
 matching: 502 ``no_recording``, or forwarded with ``fallthrough: forward``). Errors the proxy
 answers itself are JSON ``{"error", "message"}``: 502 ``upstream_unreachable`` /
