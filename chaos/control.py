@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from chaos.config import ChaosConfig, ChaosConfigError, parse_chaos
-from chaos.injector import ChaosRuntime, CircuitBreakerNotFound
-from chaos.profiles import UnknownProfile, get_profile, profile_documents
+if TYPE_CHECKING:
+    from chaos.config import ChaosConfig
+    from chaos.injector import ChaosRuntime
 
 
 class ChaosError(Exception):
@@ -59,6 +59,10 @@ class ChaosError(Exception):
 def validated(document: Any) -> ChaosConfig:
     """Parse a ``PUT /chaos`` body; raises :class:`ChaosError` 400 ``validation_error``
     naming the field (``errorRate.probability: ...``)."""
+    # Imported on the first chaos request, not when the engine starts (as the other parts
+    # of this module's imports): an engine that is never asked about chaos never loads them.
+    from chaos.config import ChaosConfigError, parse_chaos
+
     try:
         return parse_chaos(document)
     except ChaosConfigError as error:
@@ -67,6 +71,8 @@ def validated(document: Any) -> ChaosConfig:
 
 def profile_document(name: str) -> dict[str, Any]:
     """``{name, description, config}``; raises :class:`ChaosError` 404."""
+    from chaos.profiles import UnknownProfile, get_profile
+
     try:
         return get_profile(name).document()
     except UnknownProfile as error:
@@ -117,6 +123,8 @@ class ChaosControl:
         ``{"message": "circuit breaker tripped" | "circuit breaker reset", "key"}``. Raises
         :class:`ChaosError` 404 ``circuit breaker not found: <key>``, 400 for another
         action."""
+        from chaos.injector import CircuitBreakerNotFound
+
         try:
             breaker = self._chaos.circuit_breaker(key)
         except CircuitBreakerNotFound as error:
@@ -134,6 +142,8 @@ class ChaosControl:
         """Replace the chaos config with profile ``name`` (enabled):
         ``{"status": "ok", "profile", "message": "chaos profile applied: <description>"}``.
         Raises :class:`ChaosError` 404 ``chaos profile not found: <name>``."""
+        from chaos.profiles import UnknownProfile, get_profile
+
         try:
             profile = get_profile(name)
         except UnknownProfile as error:
@@ -195,6 +205,8 @@ async def _route(control: Any, method: str, path: str,
             await _wrong_method(method, answer)
     elif path == "/chaos/profiles":
         if method == "GET":
+            from chaos.profiles import profile_documents
+
             await answer(200, profile_documents())
         else:
             await _wrong_method(method, answer)

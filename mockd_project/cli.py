@@ -4,7 +4,7 @@ Server commands (``start``/``serve``, ``engine``) run in the foreground through
 :func:`mockd_project.runner.run_server`. Client commands talk to the admin API; they and the
 protocols' commands (named by the registry, ``ProtocolEntry.cli``: ``mocks/protocols/<name>/
 cli.py``) are imported only when they run or their help is shown (:class:`MockdGroup`), so a
-client command loads click and httpx, never Django, the config models or a protocol library.
+client command loads click and the standard library's http.client, never Django, the config models or a protocol library.
 """
 from __future__ import annotations
 
@@ -283,10 +283,13 @@ def _chaos_options(function):
                                           or chaos_error_rate is not None):
             raise click.UsageError("--chaos-profile cannot be combined with --chaos-enabled, "
                                    "--chaos-latency or --chaos-error-rate")
-        from chaos.startup import ChaosFlags
+        if chaos_enabled or chaos_latency is not None or chaos_error_rate is not None \
+                or chaos_profile is not None:
+            # Only with a flag: a start without chaos never imports the chaos config.
+            from chaos.startup import ChaosFlags
 
-        click.get_current_context().meta[CHAOS_META] = ChaosFlags(
-            chaos_enabled, chaos_latency, chaos_error_rate, chaos_profile)
+            click.get_current_context().meta[CHAOS_META] = ChaosFlags(
+                chaos_enabled, chaos_latency, chaos_error_rate, chaos_profile)
         return function(*args, **kwargs)
 
     options = [

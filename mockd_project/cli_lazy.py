@@ -3,7 +3,7 @@
 A :class:`LazyGroup` knows some subcommands by name and import string
 (``"module:attribute"``) and imports a command's module only when that command runs or its
 help is shown (``mockd grpc --help``, or the command list of ``mockd --help``). So a client
-command such as ``mockd list`` loads click and httpx, not grpc, lxml or the config models.
+command such as ``mockd list`` loads click and the standard library's http.client, not grpc, lxml or the config models.
 
 Who may call it: the ``mockd`` group (:mod:`mockd_project.cli`) and groups of the CLI
 modules (``mockd stateful``). Imports nothing of the project. Source: ARCHITECTURE

@@ -667,13 +667,7 @@ def run_server(options: RunOptions) -> int:
     mocks_loaded = engine.snapshot.mock_count
     mocks_dropped = 0
     if options.full:
-        from mocks.config import build_protocol_models
-
         try:
-            # The admin side validates mocks of every type and publishes the JSON Schema:
-            # its protocol models are built now, in registry order, before its routes
-            # import them.
-            build_protocol_models()
             setup_django(options)
             mocks_loaded, mocks_dropped = start_control_plane(options, config)
         except StartupFailure as failure:

@@ -296,9 +296,9 @@ def server_context(settings: TlsSettings, data_dir: Path) -> ssl.SSLContext:
 
 
 def client_context(ca_file: str | None) -> ssl.SSLContext | bool:
-    """The ``verify=`` value of an httpx client that talks to a TLS admin port: an
-    :class:`ssl.SSLContext` trusting ``ca_file`` (plus the system CAs), or True (system CAs
-    only) without one. Raises :class:`TlsSetupError` naming the file when it cannot be read."""
+    """How a client of a TLS admin port checks its certificate (the ``AdminClient`` of the
+    CLI; also usable as httpx's ``verify=``): an :class:`ssl.SSLContext` trusting ``ca_file``
+    (plus the system CAs), or True (system CAs only) without one. Raises :class:`TlsSetupError` naming the file when it cannot be read."""
     if not ca_file:
         return True
     path = Path(ca_file).expanduser()

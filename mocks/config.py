@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from mocks.core.lazymodel import LazyModel, untitled_json_schema
 from mocks.core.schema import Open, Strict, scalar_text
 from mocks.protocols import MOCK_TYPES, PROTOCOLS, resolve_target
-from tables.names import ACTIONS
 from mocks.protocols.http.config import (HTTP_METHODS, HttpMock, JsonPathExists, Matcher,
                                          RequestValidation, Response)
 
@@ -143,34 +142,11 @@ class ProtocolBlock(LazyModel):
     def model(self) -> type[BaseModel]:
         """The config model class (imported on the first call)."""
         if self._model is None:
-            _table_actions_in_published_order()
             self._model = resolve_target(self.target, self.mock_type)
         return self._model
 
     def __repr__(self) -> str:
         return f"ProtocolBlock({self.mock_type!r}, {self.target!r})"
-
-
-def _table_actions_in_published_order() -> Any:
-    """Put ``Literal[list, get, ...] | None`` at the front of typing's cache of unions.
-
-    typing caches ``X | None`` by equality, and Literals of the same values in another order
-    are equal, so the union a model module builds may be one built earlier with the values in
-    another order; pydantic publishes that order. The gRPC and SOAP models list the table
-    actions as ``get, list, ...``, the table and GraphQL models as ``list, get, ...``: called
-    just before a protocol model is imported, this keeps the order the JSON Schema has always
-    published (``list, get, ...``) whichever protocol module is imported first. Returns the
-    union.
-    """
-    return Literal[ACTIONS] | None  # type: ignore[valid-type]
-
-
-def build_protocol_models() -> None:
-    """Build every protocol block's model now, in registry order: the admin side (which
-    validates mocks of any type and publishes the JSON Schema) calls it before it imports
-    the protocols' admin routes. Raises :class:`~mocks.protocols.HandlerImportError`."""
-    for block in PROTOCOL_BLOCKS.values():
-        block.model()
 
 
 #: ``{mock type: its block type}`` in registry order.

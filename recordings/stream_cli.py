@@ -16,7 +16,7 @@
 
 Every command takes ``--json`` (the admin API's answer as it is), ``--admin-url``,
 ``--api-key``, ``--data-dir`` and ``--ca-file``. Imports only click here; the admin client
-(httpx) loads when a command runs.
+(the standard library's http.client) loads when a command runs.
 
 Source: SPEC "CLI" (``stream-recordings list/show/export/convert/delete/stats/vacuum/
 sessions``), "Stream recordings".

@@ -35,11 +35,13 @@ Source: SPEC "SOAP mock", "Import and export" (WSDL 1.1 row); behavior notes §1
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from mocks.portability.importers.common import IdAllocator, safe_id
 from mocks.portability.importers.result import DocumentProbe, ImportDocumentError, ImportOptions, ImportResult
-from mocks.protocols.soap.documents import FolderSource, NoSource
-from mocks.protocols.soap.wsdl import Endpoint, WsdlDocument, WsdlError, read_wsdl
+
+if TYPE_CHECKING:
+    from mocks.protocols.soap.wsdl import Endpoint, WsdlDocument
 
 FORMAT = "wsdl"
 
@@ -82,6 +84,11 @@ class WsdlImporter:
 
     def convert(self, probe: DocumentProbe, options: ImportOptions) -> ImportResult:
         """See the module docstring. Raises :class:`ImportDocumentError`."""
+        # The SOAP modules (lxml and the WSDL reader) only when a WSDL is converted: format
+        # detection of every import asks detects() above, which reads the probe alone.
+        from mocks.protocols.soap.documents import FolderSource, NoSource
+        from mocks.protocols.soap.wsdl import WsdlError, read_wsdl
+
         text = (probe.text or "").lstrip("\ufeff")
         source = FolderSource(probe.base_dir) if probe.base_dir is not None else NoSource(
             "the WSDL was not read from a file, so no file beside it can be read; import "

@@ -53,7 +53,7 @@ STATUS_CODES: dict[str, int] = {
 STATUS_NAMES: dict[int, str] = {number: name for name, number in STATUS_CODES.items()}
 
 #: ``statefulAction`` values (the table actions of SOAP and REST bindings).
-StatefulAction = Literal["get", "list", "create", "update", "patch", "delete", "custom"]
+StatefulAction = Literal["list", "get", "create", "update", "patch", "delete", "custom"]
 
 
 class GrpcError(Strict):

@@ -33,7 +33,7 @@ from mocks.core.durations import DurationMs
 from mocks.core.schema import Strict, scalar_text
 
 #: ``statefulAction`` values (SPEC "SOAP mock"; behavior notes §10).
-StatefulAction = Literal["get", "list", "create", "update", "patch", "delete", "custom"]
+StatefulAction = Literal["list", "get", "create", "update", "patch", "delete", "custom"]
 
 
 class SoapFault(Strict):
