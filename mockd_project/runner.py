@@ -574,20 +574,37 @@ def _install_recording_store(options: RunOptions, config: Any, data_dir: Path) -
     """Open the recording store of every kind in the data dir (or the config's
     ``recording.dataDir``, relative to the config file) with its ``maxBytes`` and
     ``warnPercent``, make it the process-wide one, and close it when the process exits (after
-    the listeners and the shutdown hooks that may still write recordings)."""
+    the listeners and the shutdown hooks that may still write recordings). With
+    ``--no-persist`` the store lives in memory and nothing is written.
+
+    ``recording.dataDir`` must stay inside the config file's folder or the data dir (a config
+    from someone else cannot make the server write files elsewhere): otherwise raises
+    :class:`StartupFailure` (exit 2) naming the key."""
     import atexit
 
     from recordings import store as recording_store
 
     recording = getattr(config, "recording", None)
+    max_bytes = getattr(recording, "max_bytes", None)
+    warn_percent = getattr(recording, "warn_percent", None)
+    if options.no_persist:
+        kwargs = {key: value for key, value in (("max_bytes", max_bytes),
+                                                ("warn_percent", warn_percent))
+                  if value is not None}
+        recording_store.install(recording_store.RecordingStore(None, **kwargs))
+        return
     folder = data_dir
     if recording is not None and recording.data_dir:
-        folder = Path(recording.data_dir).expanduser()
-        if not folder.is_absolute() and options.config:
-            folder = Path(options.config).resolve().parent / folder
-    opened = recording_store.open_store(
-        folder, max_bytes=getattr(recording, "max_bytes", None),
-        warn_percent=getattr(recording, "warn_percent", None))
+        config_folder = (Path(options.config).resolve().parent if options.config
+                         else Path.cwd())
+        folder = (config_folder / Path(recording.data_dir).expanduser()).resolve()
+        allowed = (config_folder, data_dir.resolve())
+        if not any(folder == root or folder.is_relative_to(root) for root in allowed):
+            raise StartupFailure(EXIT_CONFIG_ERROR,
+                                 f"config error: recording.dataDir: {recording.data_dir!r} "
+                                 f"is outside the config file's folder and the data dir; "
+                                 f"recordings are only written inside those")
+    opened = recording_store.open_store(folder, max_bytes=max_bytes, warn_percent=warn_percent)
     recording_store.install(opened)
     atexit.register(opened.close)
 

@@ -139,3 +139,28 @@ def test_a_yaml_alias_bomb_is_refused_by_file_and_by_the_admin_api(tmp_path):
                             headers={"Content-Type": "application/x-yaml"}, timeout=30)
         assert answer.status_code == 400 and "alias" in answer.json()["message"]
         assert admin.get("/health").status_code == 200
+
+
+def test_a_config_cannot_send_recordings_outside_its_folder_or_the_data_dir(tmp_path):
+    outside = tmp_path / "elsewhere"
+    config_dir = tmp_path / "project"
+    config_dir.mkdir()
+    config = write_config(config_dir / "mocks.yaml",
+                          make_config(recording={"dataDir": str(outside)}))
+    port, admin_port = free_port(), free_port()
+    result = run_mockd(["start", "-c", str(config), "--port", str(port), "--admin-port",
+                        str(admin_port), "--engine-port", str(free_port()), "--no-auth",
+                        "--data-dir", str(tmp_path / "data")], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "recording.dataDir" in result.stderr
+    assert not outside.exists()
+
+
+def test_no_persist_keeps_recordings_in_memory(tmp_path):
+    data_dir = tmp_path / "data"
+    with start_server(tmp_path, make_config(), data_dir=data_dir,
+                      extra_args=["--no-persist"]) as server, server.admin_client() as admin:
+        assert admin.post("/sessions", json={"name": "kept in memory"}).status_code == 201
+        assert [session["name"] for session in admin.get("/sessions").json()] == \
+            ["kept in memory"]
+    assert not list(data_dir.glob("recordings*"))

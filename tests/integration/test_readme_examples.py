@@ -7,7 +7,7 @@ README's own ``. .venv/bin/activate`` runs: a line that sources a file (``. FILE
 ``source FILE``) changes the environment of the lines after it. Every fenced ```python block
 runs whole, in its place in that order, with the ``python3`` that PATH then names. The
 server is the README's own quick-start command (``mockd start -c examples/quickstart.yaml``),
-started by the fixture on free loopback ports: the README's ports (4280, 4290, 4281, 4300)
+started by the fixture on free loopback ports: the README's ports (4280, 4290, 4281, 4300, 8888)
 are rewritten to free ones in every command. Nothing leaves loopback and every command is
 bounded by a timeout.
 
@@ -70,7 +70,7 @@ NOT_RUN = {
 }
 
 #: Ports the README uses; each is rewritten to a free loopback port for the run.
-README_PORTS = (4280, 4290, 4281, 4300)
+README_PORTS = (4280, 4290, 4281, 4300, 8888)
 
 COMMAND_TIMEOUT = 60.0
 STATUS_MARK = "\n__README_HTTP_STATUS__ "

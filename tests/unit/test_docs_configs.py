@@ -62,6 +62,7 @@ INLINE_COMMAND = re.compile(r"`(mockd [^`]+)`")
 NOT_SHIPPED = {
     "spec.yaml": "a stand-in for the reader's own spec, in a sentence about its $ref files",
     "mocks.yaml": "written by the `mockd export` just before it",
+    "recorded.yaml": "written by `mockd convert -o recorded.yaml` from the reader's recordings",
     "collection.yaml": "written by the curl command that names it (`-o`)",
     "api.json": "written by `mockd export --format openapi -o api.json`",
     "insomnia.json": "an admin route (`/insomnia.json`), not a file",
