@@ -43,6 +43,7 @@ AREA_PREFIXES = {
     "docs": ("docs", "readme", "repository_docs"),
     "recording": ("proxy", "recording", "recordings", "stream_", "convert_"),
     "dashboard": ("dashboard",),
+    "library": ("library", "pytest_plugin", "mock_server"),
 }
 
 
