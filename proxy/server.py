@@ -162,10 +162,12 @@ def _connection_tokens(headers: list[tuple[bytes, bytes]]) -> set[bytes]:
 
 def _strip_hop(headers: list[tuple[bytes, bytes]], keep: frozenset[bytes] = frozenset()
                ) -> list[tuple[bytes, bytes]]:
-    named = _connection_tokens(headers) - keep
-    return [(name, value) for name, value in headers
-            if (name.lower() not in HOP_BY_HOP or name.lower() in keep)
-            and name.lower() not in named]
+    """``headers`` without the hop-by-hop ones (and those ``Connection`` names), except
+    ``keep``."""
+    lowered = [name.lower() for name, _ in headers]
+    named = _connection_tokens(headers) - keep if b"connection" in lowered else frozenset()
+    return [pair for pair, name in zip(headers, lowered)
+            if (name not in HOP_BY_HOP or name in keep) and name not in named]
 
 
 def _header(headers: list[tuple[bytes, bytes]], wanted: bytes) -> bytes | None:
