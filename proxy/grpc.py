@@ -60,7 +60,7 @@ READ_SIZE = 64 * 1024
 class _Messages:
     """gRPC length-prefixed messages of one direction, parsed as data arrives."""
 
-    __slots__ = ("cap", "messages", "kept", "truncated", "compressed", "_buffer")
+    __slots__ = ("cap", "messages", "kept", "truncated", "compressed", "_buffer", "_skip")
 
     def __init__(self, cap: int):
         self.cap = cap
@@ -69,26 +69,32 @@ class _Messages:
         self.truncated = False
         self.compressed = False
         self._buffer = bytearray()
+        self._skip = 0
 
     def feed(self, data: bytes) -> None:
-        """Take relayed DATA bytes; completed messages are kept (within the bounds)."""
-        if self.truncated and len(self.messages) >= MAX_MESSAGES:
-            return
+        """Take relayed DATA bytes; completed messages are kept (within the bounds). A
+        message that cannot be kept is skipped as it streams past, never buffered."""
+        if self._skip:
+            skipped = min(self._skip, len(data))
+            self._skip -= skipped
+            data = data[skipped:]
         self._buffer += data
         while len(self._buffer) >= 5:
             flag, length = struct.unpack_from(">BI", self._buffer)
-            if len(self._buffer) < 5 + length:
-                if length > self.cap:
-                    # Never buffer what cannot be kept: skip it as it streams past.
-                    self.truncated = True
-                return
-            payload = bytes(self._buffer[5:5 + length])
-            del self._buffer[:5 + length]
             self.compressed = self.compressed or bool(flag & 1)
             if len(self.messages) >= MAX_MESSAGES or self.kept + length > self.cap:
                 self.truncated = True
+                available = len(self._buffer) - 5
+                if available < length:
+                    self._skip = length - available
+                    self._buffer.clear()
+                    return
+                del self._buffer[:5 + length]
                 continue
-            self.messages.append(payload)
+            if len(self._buffer) < 5 + length:
+                return
+            self.messages.append(bytes(self._buffer[5:5 + length]))
+            del self._buffer[:5 + length]
             self.kept += length
 
 

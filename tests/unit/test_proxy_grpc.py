@@ -85,6 +85,12 @@ def test_messages_are_parsed_across_chunks_with_flags_and_bounds():
     small = _Messages(cap=4)
     small.feed(_frame(b"abc") + _frame(b"defgh") + _frame(b"i"))
     assert small.messages == [b"abc", b"i"] and small.truncated
+    streaming = _Messages(cap=4)
+    big = _frame(b"x" * 1000) + _frame(b"ok")
+    for start in range(0, len(big), 7):
+        streaming.feed(big[start:start + 7])
+        assert len(streaming._buffer) <= 12  # never holds the large message
+    assert streaming.messages == [b"ok"] and streaming.truncated
 
 
 def test_call_record_takes_status_from_trailers_and_redacts_metadata():
