@@ -565,9 +565,19 @@ def start_control_plane(options: RunOptions, config: Any) -> tuple[int, int]:
     runtime.data_dir = str(settings.DATA_DIR)
     runtime.persist = not options.no_persist
     _install_recording_store(options, config, Path(settings.DATA_DIR))
+    runtime.shutdown_hooks.append(_end_stream_recordings)
     runtime.api_key = (None if options.no_auth
                        else auth.load_or_create_api_key(settings.DATA_DIR))
     return loaded, dropped
+
+
+async def _end_stream_recordings() -> None:
+    """Shutdown hook: stream recordings still armed are written as ``complete`` and replays
+    end (``aborted``), so none is left ``recording`` in the store after a clean stop."""
+    from recordings import replay, stream_registry
+
+    stream_registry.stop_all()
+    replay.stop_all()
 
 
 def _install_recording_store(options: RunOptions, config: Any, data_dir: Path) -> None:
