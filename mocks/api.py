@@ -30,6 +30,7 @@ from ninja import Query, Router
 from mockd_project import __version__
 from mockd_project.runtime import runtime
 from mocks.control import configuration, errors, mock_changes, workspaces
+from mocks.control import openapi_docs as oa
 from mocks.config import ConfigFile, Mock as MockConfig
 from mocks.control.config_schema import config_json_schema
 from mocks.core.yamldoc import DocumentTooLarge, safe_load_bounded
@@ -38,6 +39,7 @@ from mocks.engine.control import (CONNECTED_MESSAGE, MISSING_CRITERIA_MESSAGE,
 from mocks.engine.core import utc_timestamp
 from mocks.core.queryparams import MAX_LIMIT, MAX_QUERY_INTEGER, MAX_STATUS
 from mocks.engine.requestlog import QueryParameterError, parse_request_filter
+from mocks.protocols import MOCK_TYPES
 from mocks.protocols.grpc.port_sharing import merge_into_port_owner
 from mocks.protocols.mqtt.port_sharing import merge_into_port_owner as merge_mqtt_into_port_owner
 from mocks.protocols.grpc.control import grpc_ports
@@ -79,11 +81,6 @@ def _schema_of(model: Any) -> dict[str, Any]:
     return {"$ref": f"#/components/schemas/{model.__name__}"}
 
 
-def _json_request_body(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"requestBody": {"required": True,
-                            "content": {"application/json": {"schema": schema}}}}
-
-
 def _json(payload: Any, status: int = 200) -> HttpResponse:
     return HttpResponse(orjson.dumps(payload), status=status, content_type="application/json")
 
@@ -99,13 +96,16 @@ def _uptime() -> int:
 # ---------------------------------------------------------------------------- health
 
 
-@health_router.get("/health", summary="Liveness (no auth)")
+@health_router.get("/health", summary="Liveness (no auth)", openapi_extra=oa.answers({
+    200: {"status": "ok", "uptime": 42, "timestamp": oa.TIMESTAMP}}))
 def health(request: HttpRequest) -> dict[str, Any]:
     """200 ``{"status": "ok", "uptime": <s>, "timestamp"}`` (SPEC "Health and metrics")."""
     return {"status": "ok", "uptime": _uptime(), "timestamp": utc_timestamp()}
 
 
-@health_router.get("/ready", summary="Readiness (no auth)")
+@health_router.get("/ready", summary="Readiness (no auth)", openapi_extra=oa.answers({
+    200: {"status": "ready", "uptime": 42, "timestamp": oa.TIMESTAMP},
+    503: {"status": "initializing", "timestamp": oa.TIMESTAMP}}))
 def ready(request: HttpRequest) -> Any:
     """200 ``{status: ready, uptime, timestamp}`` once config is loaded, else 503
     ``{status: initializing, timestamp}`` (behavior notes §1)."""
@@ -114,7 +114,13 @@ def ready(request: HttpRequest) -> Any:
     return {"status": "ready", "uptime": _uptime(), "timestamp": utc_timestamp()}
 
 
-@health_router.get("/status", summary="Server status")
+@health_router.get("/status", summary="Server status", openapi_extra=oa.answers({
+    200: {"status": "running", "httpPort": 4280, "adminPort": 4290, "uptime": 42,
+          "mockCount": 1, "activeMocks": 1, "requestCount": 3, "tlsEnabled": False,
+          "version": __version__,
+          "protocols": {"http": {"enabled": True, "port": 4280, "status": "running",
+                                 "mocks": 1}},
+          "startedAt": oa.TIMESTAMP}}, engine=True))
 async def status(request: HttpRequest) -> dict[str, Any]:
     """``{status: running, httpPort, httpsPort?, adminPort, uptime, mockCount, activeMocks,
     requestCount, tlsEnabled, version, protocols, startedAt}`` (behavior notes §1 "Health,
@@ -134,7 +140,11 @@ async def status(request: HttpRequest) -> dict[str, Any]:
             "startedAt": utc_timestamp(runtime.started_at)}
 
 
-@health_router.get("/ports", summary="Listening ports")
+@health_router.get("/ports", summary="Listening ports", openapi_extra=oa.answers({
+    200: {"ports": [{"port": 4290, "protocol": "HTTP", "component": "Admin API",
+                     "status": "running"},
+                    {"port": 4280, "protocol": "HTTP", "component": "Mock Engine",
+                     "status": "running"}]}}))
 def ports(request: HttpRequest, verbose: bool = False) -> dict[str, Any]:
     """``{ports: [{port, protocol, component, status, tls?}]}``: the admin API first, then the
     mock engine's HTTP and HTTPS ports (behavior notes §1); listeners serving TLS carry
@@ -169,7 +179,12 @@ def ports(request: HttpRequest, verbose: bool = False) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- mocks
 
 
-@mocks_router.get("/mocks", summary="List mocks")
+@mocks_router.get("/mocks", summary="List mocks", openapi_extra=oa.answers(
+    {200: {"mocks": [oa.MOCK_EXAMPLE], "total": 1, "count": 1},
+     400: oa.bad_request("validation_error", "limit: must be between 0 and 10000, got 99999")},
+    {200: {"type": "object", "properties": {"mocks": {"type": "array", "items": oa.MOCK_SCHEMA},
+                                            "total": {"type": "integer"},
+                                            "count": {"type": "integer"}}}}))
 def list_mocks(request: HttpRequest, type: str | None = None, enabled: bool | None = None,
                search: str | None = None,
                workspace_id: str | None = Query(None, alias="workspaceId"),
@@ -193,8 +208,21 @@ def list_mocks(request: HttpRequest, type: str | None = None, enabled: bool | No
                         content_type="application/json; charset=utf-8")
 
 
-@mocks_router.post("/mocks", summary="Create a mock",
-                   openapi_extra=_json_request_body(_schema_of(MockConfig)))
+@mocks_router.post("/mocks", summary="Create a mock", response={200: None, 201: None},
+                   openapi_extra=oa.doc(oa.body(oa.HTTP_MOCK_INPUT, _schema_of(MockConfig)),
+                                        oa.answers({
+    201: {**oa.MOCK_EXAMPLE, "action": "created", "message": "Created http mock",
+          "mock": oa.MOCK_EXAMPLE},
+    200: {"id": "grpc_0123456789abcdef", "action": "merged",
+          "message": "Merged 1 service(s) into gRPC mock 'grpc_0123456789abcdef' on port 50051",
+          "targetMockId": "grpc_0123456789abcdef", "mock": {"id": "grpc_0123456789abcdef",
+                                                            "type": "grpc"},
+          "addedServices": ["shop.Orders"], "totalServices": 2},
+    400: oa.bad_request("missing_type", "type is required: one of " + ", ".join(MOCK_TYPES)
+                        + " (or give a protocol object such as 'http')"),
+    409: oa.error_example("duplicate_id",
+                          "Mock with this ID already exists: 'http_a1b2c3d4e5f60718'")},
+    descriptions={201: "Created", 200: "Merged into the gRPC/MQTT mock of the same port"})))
 def create_mock(request: HttpRequest,
                 workspace_id: str | None = Query(None, alias="workspaceId")) -> Any:
     """201 ``{id, action: created, message: "Created <type> mock", mock, ...mock fields}``
@@ -212,7 +240,8 @@ def create_mock(request: HttpRequest,
     return _json(payload, 201)
 
 
-@mocks_router.delete("/mocks", summary="Delete all mocks (or one type)")
+@mocks_router.delete("/mocks", summary="Delete all mocks (or one type)",
+                     response={204: None}, openapi_extra=oa.answers({204: None}))
 def delete_mocks(request: HttpRequest, type: str | None = None,
                  workspace_id: str | None = Query(None, alias="workspaceId")) -> HttpResponse:
     """204 after deleting every mock (``?type=`` and ``?workspaceId=`` narrow it)."""
@@ -220,9 +249,13 @@ def delete_mocks(request: HttpRequest, type: str | None = None,
     return _no_content()
 
 
-@mocks_router.post("/mocks/bulk", summary="Create many mocks",
-                   openapi_extra=_json_request_body({"type": "array",
-                                                     "items": _schema_of(MockConfig)}))
+@mocks_router.post("/mocks/bulk", summary="Create many mocks", response={201: None},
+                   openapi_extra=oa.doc(
+                       oa.body([oa.HTTP_MOCK_INPUT],
+                               {"type": "array", "items": _schema_of(MockConfig)}),
+                       oa.answers({201: {"created": 1, "mocks": [oa.MOCK_EXAMPLE]},
+                                   400: oa.bad_request("duplicate_id",
+                                                       "[1].id: duplicate mock id 'users'")})))
 def bulk_create(request: HttpRequest, replace: bool = False,
                 workspace_id: str | None = Query(None, alias="workspaceId")) -> Any:
     """201 ``{created, mocks}``; ``?replace=true`` swaps the workspace's mocks; a duplicate id
@@ -232,10 +265,16 @@ def bulk_create(request: HttpRequest, replace: bool = False,
     return _json(result, 201)
 
 
-@mocks_router.get("/mocks/{mock_id}", summary="Get a mock")
+@mocks_router.get("/mocks/{mock_id}", summary="Get a mock", openapi_extra=oa.answers(
+    {200: oa.MOCK_EXAMPLE, 404: oa.not_found("mock not found")}, {200: oa.MOCK_SCHEMA}))
 def get_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     """The mock; 404 ``not_found`` "mock not found"."""
     return mock_changes.get_mock(mock_id)
+
+
+_UPDATED = oa.answers({200: {"id": oa.MOCK_EXAMPLE["id"], "action": "updated",
+                              "message": "Updated http mock", "mock": oa.MOCK_EXAMPLE},
+                        400: oa.BAD_JSON, 404: oa.not_found("mock not found")})
 
 
 def _updated(document: dict[str, Any]) -> dict[str, Any]:
@@ -244,27 +283,36 @@ def _updated(document: dict[str, Any]) -> dict[str, Any]:
 
 
 @mocks_router.put("/mocks/{mock_id}", summary="Replace a mock",
-                  openapi_extra=_json_request_body(_schema_of(MockConfig)))
+                  openapi_extra=oa.doc(oa.body(oa.HTTP_MOCK_INPUT, _schema_of(MockConfig)),
+                                       _UPDATED))
 def replace_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     """Full replace -> ``{id, action: updated, message, mock}``; 404 when missing."""
     return _updated(mock_changes.replace_mock(mock_id, json_body(request)))
 
 
 @mocks_router.patch("/mocks/{mock_id}", summary="Patch a mock",
-                    openapi_extra=_json_request_body({"type": "object"}))
+                    openapi_extra=oa.doc(oa.body(
+                        {"name": "List users (v2)", "enabled": False,
+                         "http": {"response": {"statusCode": 503}}}), _UPDATED))
 def patch_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     """Partial update (behavior notes §1 "PATCH") -> answer as PUT."""
     return _updated(mock_changes.patch_mock(mock_id, json_body(request)))
 
 
-@mocks_router.delete("/mocks/{mock_id}", summary="Delete a mock")
+@mocks_router.delete("/mocks/{mock_id}", summary="Delete a mock", response={204: None},
+                     openapi_extra=oa.answers({204: None, 404: oa.not_found("mock not found")}))
 def delete_mock(request: HttpRequest, mock_id: str) -> HttpResponse:
     """204; 404 when missing."""
     mock_changes.delete_mock(mock_id)
     return _no_content()
 
 
-@mocks_router.post("/mocks/{mock_id}/toggle", summary="Enable or disable a mock")
+@mocks_router.post("/mocks/{mock_id}/toggle", summary="Enable or disable a mock",
+                   openapi_extra=oa.answers({
+                       200: {"id": oa.MOCK_EXAMPLE["id"], "action": "toggled",
+                             "message": "Mock disabled",
+                             "mock": {**oa.MOCK_EXAMPLE, "enabled": False}},
+                       404: oa.not_found("mock not found")}))
 def toggle_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     """Flip ``enabled`` -> ``{id, action: toggled, message: "Mock enabled"|"Mock disabled",
     mock}``."""
@@ -282,7 +330,11 @@ async def _require_mock(control: Any, mock_id: str) -> None:
         raise errors.not_found("Mock not found")
 
 
-@verification_router.get("/mocks/{mock_id}/verify", summary="Call count of a mock")
+@verification_router.get("/mocks/{mock_id}/verify", summary="Call count of a mock",
+                         openapi_extra=oa.answers({
+                             200: {"mockId": oa.MOCK_EXAMPLE["id"], "callCount": 2,
+                                   "firstCalledAt": oa.TIMESTAMP, "lastCalledAt": oa.TIMESTAMP},
+                             404: oa.not_found("Mock not found")}, engine=True))
 async def verification_status(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     """``{mockId, callCount, firstCalledAt?, lastCalledAt?}``; 404 "Mock not found"."""
     control = engine_control()
@@ -291,12 +343,18 @@ async def verification_status(request: HttpRequest, mock_id: str) -> dict[str, A
 
 
 @verification_router.post("/mocks/{mock_id}/verify", summary="Verify a mock's call count",
-                          openapi_extra=_json_request_body({
+                          openapi_extra=oa.doc(oa.body({"atLeast": 1, "atMost": 3}, {
                               "type": "object", "properties": {
                                   "atLeast": {"type": "integer", "minimum": 0},
                                   "atMost": {"type": "integer", "minimum": 0},
                                   "exactly": {"type": "integer", "minimum": 0},
-                                  "never": {"type": "boolean"}}}))
+                                  "never": {"type": "boolean"}}}), oa.answers({
+                              200: {"success": True, "passed": True, "actual": 2,
+                                    "expected": "at least 1 time(s) and at most 3 time(s)",
+                                    "message": "Mock was called 2 time(s), matching "
+                                               "expectations"},
+                              400: oa.bad_request("missing_criteria", MISSING_CRITERIA_MESSAGE),
+                              404: oa.not_found("Mock not found")}, engine=True)))
 async def verify_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     """``{atLeast?, atMost?, exactly?, never?}`` -> ``{success, passed, actual, expected?,
     message}``; no criterion -> 400 ``missing_criteria``."""
@@ -311,7 +369,13 @@ async def verify_mock(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     return await control.verify(mock_id, criteria)
 
 
-@verification_router.get("/mocks/{mock_id}/invocations", summary="Calls of a mock")
+@verification_router.get("/mocks/{mock_id}/invocations", summary="Calls of a mock",
+                         openapi_extra=oa.answers({
+                             200: {"invocations": [{"id": "req-1", "timestamp": oa.TIMESTAMP,
+                                                    "method": "GET", "path": "/api/users",
+                                                    "headers": {"Accept": "*/*"}}],
+                                   "count": 1, "total": 1},
+                             404: oa.not_found("Mock not found")}, engine=True))
 async def list_invocations(request: HttpRequest, mock_id: str,
                            limit: int = Query(100, ge=0, le=MAX_LIMIT),
                            offset: int = Query(0, ge=0, le=MAX_QUERY_INTEGER)
@@ -323,7 +387,11 @@ async def list_invocations(request: HttpRequest, mock_id: str,
     return await control.invocations(mock_id, limit, offset)
 
 
-@verification_router.delete("/mocks/{mock_id}/invocations", summary="Reset one mock")
+@verification_router.delete("/mocks/{mock_id}/invocations", summary="Reset one mock",
+                            openapi_extra=oa.answers({
+                                200: {"message": "Invocations cleared",
+                                      "mockId": oa.MOCK_EXAMPLE["id"], "cleared": 2},
+                                404: oa.not_found("Mock not found")}, engine=True))
 async def clear_invocations(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     """``{"message": "Invocations cleared", "mockId", "cleared": n}``."""
     control = engine_control()
@@ -332,7 +400,10 @@ async def clear_invocations(request: HttpRequest, mock_id: str) -> dict[str, Any
     return {"message": "Invocations cleared", "mockId": mock_id, "cleared": cleared}
 
 
-@verification_router.delete("/verify", summary="Reset all verification data")
+@verification_router.delete("/verify", summary="Reset all verification data",
+                            openapi_extra=oa.answers({
+                                200: {"message": "All verification data cleared",
+                                      "cleared": 12}}, engine=True))
 async def clear_verification(request: HttpRequest) -> dict[str, Any]:
     """``{"message": "All verification data cleared", "cleared": n}``."""
     cleared = await engine_control().clear_requests()
@@ -342,7 +413,10 @@ async def clear_verification(request: HttpRequest) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- configuration
 
 
-@config_router.get("/config", summary="Export the configuration")
+@config_router.get("/config", summary="Export the configuration", openapi_extra=oa.answers(
+    {200: {"version": "1.0", "kind": "MockCollection", "name": "mockd-export",
+           "metadata": {"name": "mockd-export"}, "mocks": [oa.MOCK_EXAMPLE]},
+     400: oa.bad_request("validation_error", "format: use json or yaml, got 'xml'")}))
 def export_config(request: HttpRequest, format: str = "json", name: str | None = None,
                   workspace_id: str | None = Query(None, alias="workspaceId")) -> Any:
     """``{version: "1.0", kind: MockCollection, name, metadata: {name}, mocks, ...}``;
@@ -356,7 +430,12 @@ def export_config(request: HttpRequest, format: str = "json", name: str | None =
     return document
 
 
-@config_router.get("/config/schema", summary="JSON Schema of the config file")
+@config_router.get("/config/schema", summary="JSON Schema of the config file",
+                   openapi_extra=oa.answers({200: {
+                       "$schema": "https://json-schema.org/draft/2020-12/schema",
+                       "title": "mockd config file", "type": "object",
+                       "properties": {"version": {"type": "string"}}}},
+                       {200: {"type": "object", "description": "a JSON Schema"}}))
 def config_schema(request: HttpRequest) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a config file, built from the config models at run
     time: the document ``mockd schema`` prints
@@ -370,9 +449,23 @@ _CONFIG_KEYS = ("version", "mocks", "tables", "extend", "statefulResources",
 
 
 @config_router.post("/config", summary="Import a configuration",
-                    openapi_extra=_json_request_body({
-                        "type": "object", "properties": {
-                            "config": _schema_of(ConfigFile), "replace": {"type": "boolean"}}}))
+                    openapi_extra=oa.doc(oa.body(
+                        {"config": {"version": "1.0", "mocks": [oa.HTTP_MOCK_INPUT]},
+                         "replace": False},
+                        {"type": "object", "properties": {
+                            "config": _schema_of(ConfigFile), "replace": {"type": "boolean"}},
+                         "description": "or the bare collection"},
+                        also={"application/x-yaml": oa.Raw(
+                            "version: '1.0'\nmocks:\n- type: http\n  http:\n    matcher: "
+                            "{method: GET, path: /api/users}\n    response: "
+                            "{statusCode: 200}\n", "application/x-yaml")}),
+                        oa.answers({
+                            200: {"message": "Configuration imported successfully",
+                                  "imported": 1, "total": 1},
+                            400: oa.bad_request("missing_config",
+                                                "config is required: send {\"config\": "
+                                                "{\"version\": \"1.0\", \"mocks\": [...]}} "
+                                                "or the collection itself")}, engine=True)))
 def import_config(request: HttpRequest, replace: bool | None = None,
                   dry_run: bool = Query(False, alias="dryRun"),
                   workspace_id: str | None = Query(None, alias="workspaceId")) -> dict[str, Any]:
@@ -420,7 +513,10 @@ def import_config(request: HttpRequest, replace: bool | None = None,
 # ---------------------------------------------------------------------------- request log
 
 
-@requests_router.get("/requests", summary="Request log")
+@requests_router.get("/requests", summary="Request log", openapi_extra=oa.answers({
+    200: {"requests": [oa.REQUEST_EXAMPLE], "count": 1, "total": 1},
+    400: oa.bad_request("validation_error", "limit: must be between 0 and 10000, got 99999")},
+    engine=True))
 async def list_requests(
         request: HttpRequest, limit: int = Query(100, ge=0, le=MAX_LIMIT),
         offset: int = Query(0, ge=0, le=MAX_QUERY_INTEGER),
@@ -438,14 +534,22 @@ async def list_requests(
     return await control.requests(filters)
 
 
-@requests_router.delete("/requests", summary="Clear the request log")
+@requests_router.delete("/requests", summary="Clear the request log",
+                        openapi_extra=oa.answers({
+                            200: {"message": "Request logs cleared", "cleared": 12}},
+                            engine=True))
 async def clear_requests(request: HttpRequest) -> dict[str, Any]:
     """``{"message": "Request logs cleared", "cleared": n}``."""
     cleared = await engine_control().clear_requests()
     return {"message": "Request logs cleared", "cleared": cleared}
 
 
-@requests_router.get("/requests/stream", summary="Live request stream (SSE)")
+@requests_router.get("/requests/stream", summary="Live request stream (SSE)",
+                     openapi_extra=oa.answers({200: oa.Raw(
+                         'event: connected\ndata: {"message": "Connected to request stream"}'
+                         '\n\nevent: request\ndata: {"id": "req-1", "method": "GET", '
+                         '"path": "/api/users", "statusCode": 200}\n\n',
+                         "text/event-stream")}, engine=True))
 async def request_stream(request: HttpRequest) -> StreamingHttpResponse:
     """SSE: ``event: connected`` then one ``event: request`` per new entry, pushed by the
     engine's request log as it happens (a comment every 15 s keeps idle streams alive)."""
@@ -474,7 +578,9 @@ async def request_stream(request: HttpRequest) -> StreamingHttpResponse:
     return response
 
 
-@requests_router.get("/requests/{entry_id}", summary="One request-log entry")
+@requests_router.get("/requests/{entry_id}", summary="One request-log entry",
+                     openapi_extra=oa.answers({200: oa.REQUEST_EXAMPLE,
+                                               404: oa.not_found()}, engine=True))
 async def get_request(request: HttpRequest, entry_id: str) -> dict[str, Any]:
     """The entry; 404 ``not_found`` "Resource not found"."""
     entry = await engine_control().request(entry_id)
@@ -490,34 +596,58 @@ _WORKSPACE_BODY = {"type": "object", "required": ["name"], "properties": {
     "description": {"type": "string"}, "basePath": {"type": "string"}}}
 
 
-@workspaces_router.get("/workspaces", summary="List workspaces")
+@workspaces_router.get("/workspaces", summary="List workspaces", openapi_extra=oa.answers({
+    200: {"workspaces": [{"id": "local", "name": "Default", "type": "local", "basePath": "",
+                          "createdAt": oa.TIMESTAMP, "updatedAt": oa.TIMESTAMP},
+                         oa.WORKSPACE_EXAMPLE], "count": 2}}))
 def list_workspaces(request: HttpRequest) -> dict[str, Any]:
     """``{workspaces, count}``, the default workspace first."""
     listed = workspaces.list_workspaces()
     return {"workspaces": listed, "count": len(listed)}
 
 
-@workspaces_router.post("/workspaces", summary="Create a workspace",
-                        openapi_extra=_json_request_body(_WORKSPACE_BODY))
+@workspaces_router.post("/workspaces", summary="Create a workspace", response={201: None},
+                        openapi_extra=oa.doc(
+                            oa.body({"name": "Payments", "description": "Payment provider twins",
+                                     "basePath": "/payments"}, _WORKSPACE_BODY),
+                            oa.answers({201: oa.WORKSPACE_EXAMPLE,
+                                        409: oa.error_example(
+                                            "already_exists",
+                                            "A workspace named 'Payments' already exists",
+                                            existingId="ws_0123456789abcdef")})))
 def create_workspace(request: HttpRequest) -> Any:
     """201 with the workspace; duplicate name -> 409 ``already_exists`` (``details.existingId``)."""
     return _json(workspaces.create_workspace(json_body(request)), 201)
 
 
-@workspaces_router.get("/workspaces/{workspace_id}", summary="Get a workspace")
+@workspaces_router.get("/workspaces/{workspace_id}", summary="Get a workspace",
+                       openapi_extra=oa.answers({200: oa.WORKSPACE_EXAMPLE,
+                                                 404: oa.not_found("Workspace not found")}))
 def get_workspace(request: HttpRequest, workspace_id: str) -> dict[str, Any]:
     """The workspace; 404 "Workspace not found"."""
     return workspaces.get_workspace(workspace_id)
 
 
 @workspaces_router.put("/workspaces/{workspace_id}", summary="Update a workspace",
-                       openapi_extra=_json_request_body({**_WORKSPACE_BODY, "required": []}))
+                       openapi_extra=oa.doc(
+                           oa.body({"description": "Stripe and PayPal twins"},
+                                   {**_WORKSPACE_BODY, "required": []}),
+                           oa.answers({200: {**oa.WORKSPACE_EXAMPLE,
+                                             "description": "Stripe and PayPal twins"},
+                                       400: oa.bad_request("validation_error",
+                                                           "cannot modify the default workspace"),
+                                       404: oa.not_found("Workspace not found")})))
 def update_workspace(request: HttpRequest, workspace_id: str) -> dict[str, Any]:
     """The updated workspace; the default workspace -> 400."""
     return workspaces.update_workspace(workspace_id, json_body(request))
 
 
-@workspaces_router.delete("/workspaces/{workspace_id}", summary="Delete a workspace")
+@workspaces_router.delete("/workspaces/{workspace_id}", summary="Delete a workspace",
+                          response={204: None}, openapi_extra=oa.answers({
+                              204: None,
+                              400: oa.bad_request("validation_error",
+                                                  "cannot delete the default workspace"),
+                              404: oa.not_found("Workspace not found")}))
 def delete_workspace(request: HttpRequest, workspace_id: str) -> HttpResponse:
     """204; the default workspace -> 400; 404 when missing."""
     workspaces.delete_workspace(workspace_id)
