@@ -21,21 +21,12 @@ from typing import Any
 
 import click
 
-from mockd_project.cli_client import client_options, make_client
+from mockd_project.cli_client import call_admin, client_options, make_client
 
 
 @click.group("chaos")
 def chaos_group() -> None:
     """Fault injection: status, named profiles, off."""
-
-
-def _call(admin_url: str | None, api_key: str | None, method: str, path: str,
-          **kwargs: Any) -> Any:
-    client = make_client(admin_url, api_key)
-    try:
-        return client.request(method, path, **kwargs)
-    finally:
-        client.close()
 
 
 def describe(config: dict[str, Any], stats: dict[str, Any]) -> list[str]:
@@ -93,7 +84,7 @@ def status_command(as_json: bool, admin_url: str | None, api_key: str | None) ->
 @client_options
 def apply_command(profile: str, admin_url: str | None, api_key: str | None) -> None:
     """Apply the named chaos PROFILE (replaces the chaos config and turns chaos on)."""
-    answer = _call(admin_url, api_key, "POST", f"/chaos/profiles/{profile}/apply")
+    answer = call_admin(admin_url, api_key, "POST", f"/chaos/profiles/{profile}/apply")
     click.echo(answer.get("message", f"chaos profile applied: {profile}"))
 
 
@@ -101,7 +92,7 @@ def apply_command(profile: str, admin_url: str | None, api_key: str | None) -> N
 @client_options
 def off_command(admin_url: str | None, api_key: str | None) -> None:
     """Turn chaos off."""
-    _call(admin_url, api_key, "PUT", "/chaos", json={"enabled": False})
+    call_admin(admin_url, api_key, "PUT", "/chaos", json={"enabled": False})
     click.echo("Chaos disabled")
 
 
@@ -110,7 +101,7 @@ def off_command(admin_url: str | None, api_key: str | None) -> None:
 @client_options
 def profiles_command(as_json: bool, admin_url: str | None, api_key: str | None) -> None:
     """List the named chaos profiles."""
-    profiles = _call(admin_url, api_key, "GET", "/chaos/profiles")
+    profiles = call_admin(admin_url, api_key, "GET", "/chaos/profiles")
     if as_json:
         click.echo(json.dumps(profiles, indent=2))
         return

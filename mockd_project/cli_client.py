@@ -572,6 +572,23 @@ def make_client(admin_url: str | None, api_key: str | None,
                        ca_file=resolve_ca_file(context))
 
 
+def call_admin(admin_url: str | None, api_key: str | None, method: str, path: str,
+               **kwargs: Any) -> Any:
+    """One admin API request for the current command (:func:`make_client`, then
+    :meth:`AdminClient.request` with ``kwargs``, then close): the parsed answer, or
+    :class:`ClientError` with the server's message."""
+    client = make_client(admin_url, api_key)
+    try:
+        return client.request(method, path, **kwargs)
+    finally:
+        client.close()
+
+
+def print_json(document: Any) -> None:
+    """Print an admin API answer as indented JSON (``--json``)."""
+    click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
 # ---------------------------------------------------------------------------- list
 
 

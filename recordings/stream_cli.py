@@ -28,20 +28,7 @@ from typing import Any
 
 import click
 
-from mockd_project.cli_client import client_options, make_client
-
-
-def _call(admin_url: str | None, api_key: str | None, method: str, path: str,
-          **kwargs: Any) -> Any:
-    client = make_client(admin_url, api_key)
-    try:
-        return client.request(method, path, **kwargs)
-    finally:
-        client.close()
-
-
-def _print_json(document: Any) -> None:
-    click.echo(json.dumps(document, indent=2))
+from mockd_project.cli_client import call_admin, client_options, print_json
 
 
 def _write(document: Any, output: str | None, what: str) -> None:
@@ -82,9 +69,9 @@ def list_recordings(protocol: str | None, path: str | None, status: str | None, 
     params = {key: value for key, value in (("protocol", protocol), ("path", path),
                                             ("status", status)) if value}
     params.update(limit=str(limit), offset=str(offset))
-    answer = _call(admin_url, api_key, "GET", "/stream-recordings", params=params)
+    answer = call_admin(admin_url, api_key, "GET", "/stream-recordings", params=params)
     if as_json:
-        _print_json(answer)
+        print_json(answer)
         return
     recordings = answer.get("recordings", [])
     if not recordings:
@@ -104,9 +91,9 @@ def list_recordings(protocol: str | None, path: str | None, status: str | None, 
 @client_options
 def show(recording_id: str, as_json: bool, admin_url: str | None, api_key: str | None) -> None:
     """Show one recording and its frames (WebSocket) or events (SSE)."""
-    document = _call(admin_url, api_key, "GET", f"/stream-recordings/{recording_id}")
+    document = call_admin(admin_url, api_key, "GET", f"/stream-recordings/{recording_id}")
     if as_json:
-        _print_json(document)
+        print_json(document)
         return
     stats = document["stats"]
     click.echo(f"{document['id']}  {document['protocol']}  {document['status']}  "
@@ -134,7 +121,7 @@ def show(recording_id: str, as_json: bool, admin_url: str | None, api_key: str |
 def export(recording_id: str, output: str | None, admin_url: str | None,
            api_key: str | None) -> None:
     """Export one recording as a JSON document."""
-    document = _call(admin_url, api_key, "POST", f"/stream-recordings/{recording_id}/export")
+    document = call_admin(admin_url, api_key, "POST", f"/stream-recordings/{recording_id}/export")
     _write(document, output, f"recording {recording_id}")
 
 
@@ -157,7 +144,7 @@ def convert(recording_id: str, simplify_timing: bool, min_delay: int | None,
         body["minDelay"] = min_delay
     if max_delay is not None:
         body["maxDelay"] = max_delay
-    mock = _call(admin_url, api_key, "POST", f"/stream-recordings/{recording_id}/convert",
+    mock = call_admin(admin_url, api_key, "POST", f"/stream-recordings/{recording_id}/convert",
                  json=body)
     _write(mock, output, f"mock config {mock.get('id', '')}")
 
@@ -171,9 +158,9 @@ def delete(recording_id: str, permanent: bool, as_json: bool, admin_url: str | N
            api_key: str | None) -> None:
     """Delete a recording (soft: recoverable until 'vacuum', unless --permanent)."""
     params = {"permanent": "true"} if permanent else None
-    _call(admin_url, api_key, "DELETE", f"/stream-recordings/{recording_id}", params=params)
+    call_admin(admin_url, api_key, "DELETE", f"/stream-recordings/{recording_id}", params=params)
     if as_json:
-        _print_json({"deleted": recording_id, "permanent": permanent})
+        print_json({"deleted": recording_id, "permanent": permanent})
         return
     click.echo(f"Deleted stream recording {recording_id}"
                + ("" if permanent else " (until vacuum)"))
@@ -184,9 +171,9 @@ def delete(recording_id: str, permanent: bool, as_json: bool, admin_url: str | N
 @client_options
 def stats(as_json: bool, admin_url: str | None, api_key: str | None) -> None:
     """Storage statistics of stream recordings."""
-    answer = _call(admin_url, api_key, "GET", "/stream-recordings/stats")
+    answer = call_admin(admin_url, api_key, "GET", "/stream-recordings/stats")
     if as_json:
-        _print_json(answer)
+        print_json(answer)
         return
     click.echo(f"{answer['count']} recordings ({answer['deleted']} deleted), "
                f"{answer['bytes']} of {answer['maxBytes']} bytes "
@@ -199,9 +186,9 @@ def stats(as_json: bool, admin_url: str | None, api_key: str | None) -> None:
 @client_options
 def vacuum(as_json: bool, admin_url: str | None, api_key: str | None) -> None:
     """Remove soft-deleted recordings for good."""
-    answer = _call(admin_url, api_key, "POST", "/stream-recordings/vacuum")
+    answer = call_admin(admin_url, api_key, "POST", "/stream-recordings/vacuum")
     if as_json:
-        _print_json(answer)
+        print_json(answer)
         return
     click.echo(f"Removed {answer['removed']} deleted stream recordings")
 
@@ -211,9 +198,9 @@ def vacuum(as_json: bool, admin_url: str | None, api_key: str | None) -> None:
 @client_options
 def sessions(as_json: bool, admin_url: str | None, api_key: str | None) -> None:
     """Active recording sessions (SESSION RECORDING PROTOCOL PATH FRAMES)."""
-    answer = _call(admin_url, api_key, "GET", "/stream-recordings/sessions")
+    answer = call_admin(admin_url, api_key, "GET", "/stream-recordings/sessions")
     if as_json:
-        _print_json(answer)
+        print_json(answer)
         return
     found = answer.get("sessions", [])
     if not found:

@@ -35,14 +35,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import click
 
-from mockd_project.cli_client import client_options, make_client
+from mockd_project.cli_client import call_admin, client_options, print_json
 
 #: Match types ``--match`` accepts (``json`` matches need a JSONPath: use the config file).
 MATCH_TYPES = ("exact", "contains", "prefix", "suffix", "regex")
@@ -144,19 +143,6 @@ def message_body(data: str | None, binary: bool, file: str | None) -> dict[str, 
     return {"type": "binary", "data": data}
 
 
-def _call(admin_url: str | None, api_key: str | None, method: str, path: str,
-          **kwargs: Any) -> Any:
-    client = make_client(admin_url, api_key)
-    try:
-        return client.request(method, path, **kwargs)
-    finally:
-        client.close()
-
-
-def _print_json(document: Any) -> None:
-    click.echo(json.dumps(document, indent=2))
-
-
 @click.group("websocket")
 def websocket_group() -> None:
     """WebSocket mocks and their open connections."""
@@ -182,10 +168,10 @@ def websocket_add(path: str, mock_id: str | None, name: str | None, echo: bool,
     """Add a WebSocket mock."""
     mock = build_websocket_mock(path=path, mock_id=mock_id, name=name, echo=echo,
                                 matches=matches, default=default, subprotocols=subprotocols)
-    answer = _call(admin_url, api_key, "POST", "/mocks", json=mock)
+    answer = call_admin(admin_url, api_key, "POST", "/mocks", json=mock)
     saved = answer.get("mock", answer)
     if as_json:
-        _print_json(saved)
+        print_json(saved)
         return
     click.echo(f"Created websocket mock {saved['id']} at {saved['websocket']['path']}")
 
@@ -199,9 +185,9 @@ def websocket_connections(mock_id: str | None, as_json: bool, admin_url: str | N
     """List the open WebSocket connections (ID MOCK PATH CLIENT AGE RECEIVED SENT)."""
     path = (f"/mocks/{mock_id}/websocket/connections" if mock_id
             else "/websocket/connections")
-    answer = _call(admin_url, api_key, "GET", path)
+    answer = call_admin(admin_url, api_key, "GET", path)
     if as_json:
-        _print_json(answer)
+        print_json(answer)
         return
     connections = answer.get("connections", [])
     if not connections:
@@ -233,10 +219,10 @@ def websocket_send(connection_id: str, data: str | None, binary: bool, file: str
                    as_json: bool, admin_url: str | None, api_key: str | None) -> None:
     """Send one message to an open connection (see 'mockd websocket connections')."""
     body = message_body(data, binary, file)
-    answer = _call(admin_url, api_key, "POST",
+    answer = call_admin(admin_url, api_key, "POST",
                    f"/websocket/connections/{connection_id}/send", json=body)
     if as_json:
-        _print_json(answer)
+        print_json(answer)
         return
     click.echo(f"Sent {answer.get('type', body['type'])} message to {connection_id}")
 
@@ -255,9 +241,9 @@ def websocket_broadcast(data: str | None, binary: bool, file: str | None,
     body: dict[str, Any] = message_body(data, binary, file)
     if mock_id:
         body["mockId"] = mock_id
-    answer = _call(admin_url, api_key, "POST", "/websocket/broadcast", json=body)
+    answer = call_admin(admin_url, api_key, "POST", "/websocket/broadcast", json=body)
     if as_json:
-        _print_json(answer)
+        print_json(answer)
         return
     sent = answer.get("sent", 0)
     click.echo(f"Broadcast {body['type']} message to {sent} "
@@ -276,12 +262,12 @@ def websocket_close(connection_id: str | None, mock_id: str | None, as_json: boo
     if (connection_id is None) == (mock_id is None):
         raise UsageProblem("CONNECTION_ID", "give a connection id or --mock ID (one of them)")
     if mock_id is not None:
-        answer = _call(admin_url, api_key, "DELETE", f"/mocks/{mock_id}/websocket/connections")
+        answer = call_admin(admin_url, api_key, "DELETE", f"/mocks/{mock_id}/websocket/connections")
         line = f"Closed {answer.get('closed', 0)} connection(s) of mock {mock_id}"
     else:
-        answer = _call(admin_url, api_key, "DELETE", f"/websocket/connections/{connection_id}")
+        answer = call_admin(admin_url, api_key, "DELETE", f"/websocket/connections/{connection_id}")
         line = f"Closed connection {connection_id}"
     if as_json:
-        _print_json(answer)
+        print_json(answer)
         return
     click.echo(line)
