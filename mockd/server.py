@@ -409,13 +409,16 @@ class MockServer:
             raise
         self._engine, self._control = engine, control
         ready.set_result(sock.getsockname()[1])
-        main = asyncio.create_task(server.main_loop())
-        waiter = asyncio.create_task(self._stop_event.wait())
-        await asyncio.wait([main, waiter], return_when=asyncio.FIRST_COMPLETED)
+        # uvicorn's own main loop polls every 0.1 s; this one wakes at once on stop() and
+        # still refreshes the Date header once a second (on_tick with counter 0).
+        while not self._stop_event.is_set():
+            await server.on_tick(0)
+            try:
+                await asyncio.wait_for(self._stop_event.wait(), 1.0)
+            except asyncio.TimeoutError:
+                pass
         server.should_exit = True
         control.stop_streams()  # open SSE/chunked streams end now, cleanly
-        await asyncio.gather(main, return_exceptions=True)
-        waiter.cancel()
         await engine.listeners.stop_all()
         await server.shutdown(sockets=[sock])
         sock.close()
@@ -910,16 +913,32 @@ def _near_misses_of(control: EngineControl, mock_id: str) -> list[NearMiss]:
             row = rows[0]
             miss.match_percentage = row.get("matchPercentage", 0)
             miss.reason = row.get("reason", "")
-            miss.mismatches = [(field_row["field"], field_row.get("expected"),
-                                field_row.get("actual"))
-                               for field_row in row.get("fields", [])
-                               if not field_row.get("matched")]
+            miss.mismatches = _mismatches(row.get("fields", []))
         elif candidate is not None:
             miss.reason = "no field of the mock's matcher matched"
         misses.append(miss)
         if len(misses) >= MAX_REPORTED_MISSES:
             break
     return misses
+
+
+def _mismatches(fields: list[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
+    """``(field, expected, actual)`` of every failed condition of a near-miss row; a keyed
+    condition (headers, query parameters, JSON paths) gives one per failed key
+    (``headers.X-Tenant``)."""
+    out: list[tuple[str, Any, Any]] = []
+    for row in fields:
+        if row.get("matched"):
+            continue
+        details = row.get("details")
+        keyed = [detail for detail in details if isinstance(detail, dict) and "key" in detail
+                 and not detail.get("matched")] if isinstance(details, list) else []
+        if keyed:
+            out.extend((f"{row['field']}.{detail['key']}", detail.get("expected"),
+                        detail.get("actual")) for detail in keyed)
+        else:
+            out.append((row["field"], row.get("expected"), row.get("actual")))
+    return out
 
 
 def _verification_message(mock_id: str, described: str, result: dict[str, Any],
