@@ -64,6 +64,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router
 
 from mocks.api import engine_control, json_body
+from mocks.control import openapi_docs as oa
 from mocks.core.queryparams import MAX_LIMIT, MAX_QUERY_INTEGER, QueryParameterError, parse_int
 from mocks.control.errors import AdminError, validation_error
 
@@ -127,7 +128,24 @@ async def _require_table_in(name: str, workspace_id: str | None) -> None:
         raise AdminError(404, "not_found", f"Table not found: {name}")
 
 
-@router.get("/state", summary="State overview")
+_TABLE_MISSING = oa.not_found("Table not found: users")
+_ITEM_MISSING = oa.not_found("Item not found")
+_OPERATION_MISSING = oa.not_found("Custom operation not found: transfer")
+_TABLE_BODY = {"name": "users", "idField": "id",
+               "seedData": [{"id": "u1", "name": "Ada Lovelace", "email": "ada@example.com"}]}
+_OPERATION_BODY = {
+    "name": "transfer", "consistency": "atomic",
+    "steps": [{"type": "validate", "condition": "(input.amount ?? 0) > 0",
+               "errorMessage": "amount must be a positive number of cents"},
+              {"type": "read", "resource": "accounts", "id": "input.from", "as": "source"},
+              {"type": "update", "resource": "accounts", "id": "source.id",
+               "set": {"balance": "source.balance - input.amount"}, "as": "debited"}],
+    "response": {"balance": "debited.balance"}}
+
+
+@router.get("/state", summary="State overview", openapi_extra=oa.answers({
+    200: {"resources": [oa.RESOURCE_EXAMPLE], "total": 1, "totalItems": 2,
+          "resourceList": ["users"]}}, engine=True))
 async def state_overview(request: HttpRequest,
                          workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{resources: [{name, itemCount, seedCount, idField, parentField?}], total, totalItems,
@@ -135,7 +153,9 @@ async def state_overview(request: HttpRequest,
     return await engine_control().state_overview(await _table_filter(workspace_id))
 
 
-@router.post("/state/reset", summary="Reset all tables (or ?resource=) to seed data")
+@router.post("/state/reset", summary="Reset all tables (or ?resource=) to seed data",
+             openapi_extra=oa.answers({200: {"status": "reset"}, 404: _TABLE_MISSING},
+                                      engine=True))
 async def reset_state(request: HttpRequest, resource: str | None = Query(None),
                       workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{"status": "reset"}``; an unknown ``resource`` (or one of another workspace) -> 404."""
@@ -153,7 +173,8 @@ async def reset_state(request: HttpRequest, resource: str | None = Query(None),
     return {"status": "reset"}
 
 
-@router.post("/reset", summary="Reset every table to seed data")
+@router.post("/reset", summary="Reset every table to seed data", openapi_extra=oa.answers(
+    {200: {"status": "reset", "tables": 2}}, engine=True))
 async def reset_all(request: HttpRequest,
                     workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{"status": "reset", "tables": <count>}`` (the workspace's tables with
@@ -164,7 +185,9 @@ async def reset_all(request: HttpRequest,
     return {"status": "reset", "tables": count}
 
 
-@router.post("/reset/{table}", summary="Reset one table to seed data")
+@router.post("/reset/{table}", summary="Reset one table to seed data",
+             openapi_extra=oa.answers({200: {"status": "reset", "table": "users"},
+                                       404: _TABLE_MISSING}, engine=True))
 async def reset_one(request: HttpRequest, table: str,
                     workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{"status": "reset", "table": <name>}``; unknown -> 404 ``Table not found: <name>``."""
@@ -177,14 +200,27 @@ async def reset_one(request: HttpRequest, table: str,
     return {"status": "reset", "table": table}
 
 
-@router.get("/state/resources", summary="List tables")
+@router.get("/state/resources", summary="List tables", openapi_extra=oa.answers(
+    {200: [oa.RESOURCE_EXAMPLE]}, engine=True))
 async def list_resources(request: HttpRequest,
                          workspace_id: str | None = _workspace_query()) -> Any:
     """Array of ``{name, itemCount, seedCount, idField, parentField?}``."""
     return _json(await engine_control().table_resources(await _table_filter(workspace_id)))
 
 
-@router.post("/state/resources", summary="Create a table")
+@router.post("/state/resources", summary="Create a table", response={201: None},
+             openapi_extra=oa.doc(oa.body(_TABLE_BODY, {
+                 "type": "object", "required": ["name"], "description": "a table definition "
+                 "(the config file's tables[] entry)",
+                 "properties": {"name": {"type": "string"},
+                                "idField": {"type": "string", "default": "id"},
+                                "idStrategy": {"type": "string"},
+                                "seedData": {"type": "array", "items": {"type": "object"}}}}),
+                 oa.answers({201: {"name": "users", "idField": "id",
+                                   "message": "Stateful resource created"},
+                             400: oa.BAD_JSON,
+                             409: oa.error_example("conflict",
+                                                   'resource "users" already exists')})))
 def create_resource(request: HttpRequest,
                     workspace_id: str | None = _workspace_query()) -> HttpResponse:
     """Body: a table definition (``name`` required, ``idField`` default ``id``, any other
@@ -195,7 +231,8 @@ def create_resource(request: HttpRequest,
     return _json(services.create_table(json_body(request), workspace_id), 201)
 
 
-@router.get("/state/resources/{name}", summary="One table")
+@router.get("/state/resources/{name}", summary="One table", openapi_extra=oa.answers(
+    {200: oa.RESOURCE_EXAMPLE, 404: _TABLE_MISSING}, engine=True))
 async def get_resource(request: HttpRequest, name: str,
                        workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{name, itemCount, seedCount, idField, parentField?}``; 404 when unknown."""
@@ -207,7 +244,9 @@ async def get_resource(request: HttpRequest, name: str,
     return resource
 
 
-@router.post("/state/resources/{name}/reset", summary="Reset one table to seed data")
+@router.post("/state/resources/{name}/reset", summary="Reset one table to seed data",
+             openapi_extra=oa.answers({200: {"status": "reset", "resource": "users"},
+                                       404: _TABLE_MISSING}, engine=True))
 async def reset_resource(request: HttpRequest, name: str,
                          workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{"status": "reset", "resource": <name>}``; 404 when unknown."""
@@ -220,7 +259,9 @@ async def reset_resource(request: HttpRequest, name: str,
     return {"status": "reset", "resource": name}
 
 
-@router.delete("/state/resources/{name}", summary="Clear a table (seed data not restored)")
+@router.delete("/state/resources/{name}", summary="Clear a table (seed data not restored)",
+               openapi_extra=oa.answers({200: {"cleared": True}, 404: _TABLE_MISSING},
+                                        engine=True))
 async def clear_resource(request: HttpRequest, name: str,
                          workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{"cleared": true}``; 404 when unknown."""
@@ -233,7 +274,11 @@ async def clear_resource(request: HttpRequest, name: str,
     return {"cleared": True}
 
 
-@router.post("/state/resources/{name}/unregister", summary="Remove a table definition")
+@router.post("/state/resources/{name}/unregister", summary="Remove a table definition",
+             openapi_extra=oa.answers({
+                 200: {"deleted": True, "resource": "users",
+                       "message": "Stateful resource unregistered"},
+                 404: _TABLE_MISSING}))
 def unregister_resource(request: HttpRequest, name: str,
                         workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{deleted: true, resource, message}``; 404 when unknown (or of another workspace)."""
@@ -244,7 +289,12 @@ def unregister_resource(request: HttpRequest, name: str,
     return {"deleted": True, "resource": name, "message": "Stateful resource unregistered"}
 
 
-@router.get("/state/resources/{name}/items", summary="Items of a table")
+@router.get("/state/resources/{name}/items", summary="Items of a table",
+            openapi_extra=oa.answers({
+                200: {"data": [oa.ITEM_EXAMPLE],
+                      "meta": {"total": 1, "limit": 100, "offset": 0, "count": 1,
+                               "has_more": False}},
+                404: _TABLE_MISSING}, engine=True))
 async def list_items(request: HttpRequest, name: str,
                      workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{data, meta: {total, limit, offset, count, has_more}}``; list query parameters as on
@@ -261,7 +311,8 @@ async def list_items(request: HttpRequest, name: str,
         raise _admin_error(error, "item") from None
 
 
-@router.get("/state/resources/{name}/items/{item_id}", summary="One item")
+@router.get("/state/resources/{name}/items/{item_id}", summary="One item",
+            openapi_extra=oa.answers({200: oa.ITEM_EXAMPLE, 404: _ITEM_MISSING}, engine=True))
 async def get_item(request: HttpRequest, name: str, item_id: str,
                    workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """The stored item; 404 ``Item not found``."""
@@ -273,7 +324,13 @@ async def get_item(request: HttpRequest, name: str, item_id: str,
         raise _admin_error(error, "item") from None
 
 
-@router.post("/state/resources/{name}/items", summary="Create an item")
+@router.post("/state/resources/{name}/items", summary="Create an item", response={201: None},
+             openapi_extra=oa.doc(
+                 oa.body({"name": "Ada Lovelace", "email": "ada@example.com"},
+                         {"type": "object", "description": "the item; the id is generated "
+                                                           "when absent"}),
+                 oa.answers({201: oa.ITEM_EXAMPLE, 400: oa.BAD_JSON, 404: _TABLE_MISSING},
+                            engine=True)))
 async def create_item(request: HttpRequest, name: str,
                       workspace_id: str | None = _workspace_query()) -> HttpResponse:
     """Body: the item's fields. 201 with the stored item; 409 when the id exists; 400 when
@@ -302,7 +359,12 @@ async def _write_item(control: Any, action: str, name: str, item_id: str,
     return result.item
 
 
-@router.put("/state/resources/{name}/items/{item_id}", summary="Replace an item")
+@router.put("/state/resources/{name}/items/{item_id}", summary="Replace an item",
+            openapi_extra=oa.doc(
+                oa.body({"name": "Ada King", "email": "ada@example.com"},
+                        {"type": "object", "description": "the new item (its id is kept)"}),
+                oa.answers({200: {**oa.ITEM_EXAMPLE, "name": "Ada King"}, 400: oa.BAD_JSON,
+                            404: _ITEM_MISSING}, engine=True)))
 async def update_item(request: HttpRequest, name: str, item_id: str,
                       workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """Body: the item's new fields (a JSON object; an id field in it is ignored). 200 with
@@ -316,7 +378,9 @@ async def update_item(request: HttpRequest, name: str, item_id: str,
     return await _write_item(control, "update", name, item_id, body)
 
 
-@router.delete("/state/resources/{name}/items/{item_id}", summary="Delete an item")
+@router.delete("/state/resources/{name}/items/{item_id}", summary="Delete an item",
+               response={204: None}, openapi_extra=oa.answers({204: None, 404: _ITEM_MISSING},
+                                                              engine=True))
 async def delete_item(request: HttpRequest, name: str, item_id: str,
                       workspace_id: str | None = _workspace_query()) -> HttpResponse:
     """204 with no body; 404 ``Item not found`` or ``Table not found: <name>``. Used by the
@@ -349,14 +413,28 @@ async def _require_operation_in(name: str, workspace_id: str | None) -> None:
         raise _operation_not_found(name)
 
 
-@router.get("/state/operations", summary="List custom operations")
+@router.get("/state/operations", summary="List custom operations", openapi_extra=oa.answers(
+    {200: {"operations": [{"name": "transfer", "stepCount": 3, "consistency": "atomic"}],
+           "count": 1}}, engine=True))
 async def list_operations(request: HttpRequest,
                           workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{operations: [{name, stepCount, consistency}], count}``."""
     return await engine_control().custom_operations(await _operation_filter(workspace_id))
 
 
-@router.post("/state/operations", summary="Register a custom operation")
+@router.post("/state/operations", summary="Register a custom operation",
+             response={201: None}, openapi_extra=oa.doc(
+                 oa.body(_OPERATION_BODY, {
+                     "type": "object", "required": ["name", "steps"],
+                     "description": "a custom operation (the config file's "
+                                    "customOperations[] entry)",
+                     "properties": {"name": {"type": "string"},
+                                    "consistency": {"type": "string",
+                                                    "enum": ["best_effort", "atomic"]},
+                                    "steps": {"type": "array", "items": {"type": "object"}},
+                                    "response": {"type": "object"}}}),
+                 oa.answers({201: {"name": "transfer", "message": "Custom operation registered"},
+                             400: oa.BAD_JSON})))
 def create_operation(request: HttpRequest,
                      workspace_id: str | None = _workspace_query()) -> HttpResponse:
     """Body: a custom operation (``name``, ``consistency``, ``steps``, ``response``). 201
@@ -367,7 +445,9 @@ def create_operation(request: HttpRequest,
     return _json(services.create_operation(json_body(request), workspace_id), 201)
 
 
-@router.get("/state/operations/{name}", summary="One custom operation")
+@router.get("/state/operations/{name}", summary="One custom operation",
+            openapi_extra=oa.answers({200: _OPERATION_BODY, 404: _OPERATION_MISSING},
+                                     engine=True))
 async def get_operation(request: HttpRequest, name: str,
                         workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """The definition (camelCase); 404 ``Custom operation not found: <name>``."""
@@ -379,7 +459,11 @@ async def get_operation(request: HttpRequest, name: str,
     return document
 
 
-@router.delete("/state/operations/{name}", summary="Delete a custom operation")
+@router.delete("/state/operations/{name}", summary="Delete a custom operation",
+               openapi_extra=oa.answers({
+                   200: {"deleted": True, "name": "transfer",
+                         "message": OPERATION_DELETED_MESSAGE},
+                   404: _OPERATION_MISSING}))
 def delete_operation(request: HttpRequest, name: str,
                      workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{deleted: true, name, message}``; 404 when unknown (or of another workspace)."""
@@ -390,7 +474,16 @@ def delete_operation(request: HttpRequest, name: str,
     return {"deleted": True, "name": name, "message": OPERATION_DELETED_MESSAGE}
 
 
-@router.post("/state/operations/{name}/execute", summary="Run a custom operation")
+@router.post("/state/operations/{name}/execute", summary="Run a custom operation",
+             openapi_extra=oa.doc(
+                 oa.body({"from": "acc_alice", "to": "acc_bob", "amount": 500},
+                         {"type": "object", "description": "the operation's input (may be "
+                                                           "empty)"}, required=False),
+                 oa.answers({200: {"balance": 9500},
+                             400: oa.error_example("validation_error",
+                                                   "amount must be a positive number of "
+                                                   "cents"),
+                             404: _OPERATION_MISSING}, engine=True)))
 async def execute_operation(request: HttpRequest, name: str,
                             workspace_id: str | None = _workspace_query()) -> Any:
     """Body: the operation's input (JSON; may be empty). The result, or ``{"success": true}``
