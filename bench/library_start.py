@@ -1,0 +1,83 @@
+"""The mockd library in process: time to the first ready ``MockServer`` and the cost of
+``reset()``.
+
+Each of ``--runs`` fresh Python processes times, from before ``import mockd``:
+
+* ``first ready``: ``import mockd``, ``MockServer(mocks=[3 HTTP mocks])`` and ``start()``
+  until the engine answers on its port (target: under 300 ms);
+* ``start (warm)``: a second server's ``start()`` in the same process, modules loaded;
+* ``stop``: ``stop()`` of a running server;
+* ``reset``: ``reset()`` with the mocks unchanged and after ``add()`` of one mock (the
+  per-test reset of the pytest plugin), median and p95 over ``--resets`` calls.
+
+Figures are medians over the processes, in milliseconds. Only 127.0.0.1 is contacted;
+every loop is bounded.
+
+Usage: ``.venv/bin/python bench/library_start.py [--runs 5] [--resets 200]``
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import json, statistics, sys, time
+started = time.perf_counter()
+from mockd import MockServer, http
+mocks = [http("GET", "/users/{id}", json={"id": "{{request.pathParam.id}}"}, id="get-user"),
+         http("POST", "/orders", status=201, json={"ok": True}, id="order"),
+         http("GET", "/ping", body="ok", id="ping")]
+server = MockServer(mocks=mocks).start()
+first_ready = time.perf_counter() - started
+import httpx
+with httpx.Client(base_url=server.url) as client:
+    assert client.get("/ping").text == "ok"
+resets = int(sys.argv[1])
+plain, changed = [], []
+for _ in range(resets):
+    t = time.perf_counter(); server.reset(); plain.append(time.perf_counter() - t)
+for _ in range(resets):
+    server.add(http("GET", "/extra", id="extra"))
+    t = time.perf_counter(); server.reset(); changed.append(time.perf_counter() - t)
+t = time.perf_counter(); server.stop(); stop = time.perf_counter() - t
+second = MockServer(mocks=mocks)
+t = time.perf_counter(); second.start(); warm = time.perf_counter() - t
+second.stop()
+def p95(values): return sorted(values)[int(len(values) * 0.95) - 1]
+print(json.dumps({"first_ready": first_ready, "warm_start": warm, "stop": stop,
+                  "reset_p50": statistics.median(plain), "reset_p95": p95(plain),
+                  "reset_changed_p50": statistics.median(changed),
+                  "reset_changed_p95": p95(changed)}))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--resets", type=int, default=200)
+    args = parser.parse_args()
+    runs = []
+    for _ in range(max(1, min(args.runs, 50))):
+        out = subprocess.run([sys.executable, "-c", CHILD, str(max(1, min(args.resets, 10000)))],
+                             cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    print(f"mockd library, {len(runs)} processes (medians; ms)")
+    for key, label in (("first_ready", "first ready (import + construct + start)"),
+                       ("warm_start", "start, modules loaded"), ("stop", "stop"),
+                       ("reset_p50", "reset, mocks unchanged, p50"),
+                       ("reset_p95", "reset, mocks unchanged, p95"),
+                       ("reset_changed_p50", "reset after add(), p50"),
+                       ("reset_changed_p95", "reset after add(), p95")):
+        values = [run[key] * 1000 for run in runs]
+        print(f"  {label:<45} {statistics.median(values):8.2f}"
+              f"   (min {min(values):.2f}, max {max(values):.2f})")
+
+
+if __name__ == "__main__":
+    main()
