@@ -278,7 +278,7 @@ def test_current_and_install():
         assert store_module.current() is mine
     finally:
         store_module.install(original)
-    assert set(KINDS) == {"http", "stream", "soap", "mqtt"}
+    assert set(KINDS) == {"http", "stream", "soap", "mqtt", "grpc"}
 
 
 def test_totals_follow_every_change(tmp_path):
