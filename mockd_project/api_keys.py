@@ -15,6 +15,7 @@ from ninja import Router
 from mockd_project import auth
 from mockd_project.paths import write_private_file
 from mockd_project.runtime import runtime
+from mocks.control import openapi_docs as oa
 from mocks.control.errors import AdminError
 
 router = Router(tags=["api key"])
@@ -24,7 +25,9 @@ def _key_file() -> str:
     return str(auth.api_key_path(runtime.data_dir or "."))
 
 
-@router.get("/admin/api-key", summary="The admin API key")
+@router.get("/admin/api-key", summary="The admin API key", openapi_extra=oa.answers({
+    200: {"keyPrefix": "mk_3f9a2c1b...", "enabled": True,
+          "keyFilePath": "/home/me/.local/share/mockd/admin-api-key"}}))
 def show_api_key(request: HttpRequest, show_key: bool = False) -> dict[str, Any]:
     """``{keyPrefix: "mk_xxxxxxxx...", enabled, keyFilePath, key?}``."""
     key = runtime.api_key or ""
@@ -35,7 +38,12 @@ def show_api_key(request: HttpRequest, show_key: bool = False) -> dict[str, Any]
     return out
 
 
-@router.post("/admin/api-key/rotate", summary="Rotate the admin API key")
+@router.post("/admin/api-key/rotate", summary="Rotate the admin API key",
+             openapi_extra=oa.answers({
+                 200: {"key": "mk_" + "3f9a2c1b" * 8,
+                       "message": "API key rotated; the old key no longer works"},
+                 400: oa.bad_request("auth_disabled", "Authentication is disabled "
+                                     "(--no-auth); there is no key to rotate")}))
 def rotate_api_key(request: HttpRequest) -> dict[str, Any]:
     """A new key replaces the old one at once (and in the key file): ``{key, message}``."""
     if runtime.api_key is None:

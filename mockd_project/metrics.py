@@ -33,6 +33,7 @@ from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily,
 from prometheus_client.utils import floatToGoString
 
 from mockd_project.runtime import runtime
+from mocks.control import openapi_docs as oa
 from mocks.control.errors import validation_error
 from mocks.engine.requestlog import DURATION_BUCKETS
 
@@ -354,7 +355,13 @@ class _Exposition:
 exposition = _Exposition()
 
 
-@router.get("/metrics", summary="Prometheus metrics (no auth)")
+@router.get("/metrics", summary="Prometheus metrics (no auth)", openapi_extra=oa.answers({
+    200: oa.Raw(f"# HELP {HITS_FAMILY}_total {HITS_HELP}\n"
+                f"# TYPE {HITS_FAMILY}_total counter\n"
+                f'{HITS_FAMILY}_total{{mock_id="http_a1b2c3d4e5f60718"}} 3.0\n',
+                "text/plain; version=0.0.4; charset=utf-8"),
+    400: oa.bad_request("validation_error",
+                        f"name[]: at most {MAX_NAMES} names, got {MAX_NAMES + 1}")}))
 async def metrics(request: HttpRequest) -> HttpResponse:
     """The text exposition format: the ``mockd_*`` families, django-prometheus'
     ``django_http_*`` and ``django_db_*`` families, and the process and runtime metrics.

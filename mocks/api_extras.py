@@ -24,6 +24,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router
 
 from mocks.control import errors, folders, mock_templates, preferences
+from mocks.control import openapi_docs as oa
 from mocks.api import json_body
 from mocks.models import Mock
 from mocks.portability.formats import format_catalogue
@@ -37,9 +38,10 @@ _FOLDER_BODY = {"type": "object", "required": ["name"], "properties": {
     "metaSortKey": {"type": ["number", "null"]}}, "additionalProperties": False}
 
 
-def _body_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"requestBody": {"required": True,
-                            "content": {"application/json": {"schema": schema}}}}
+_FOLDER = {"id": "fld_0123456789abcdef", "name": "Payments", "workspaceId": "local",
+           "createdAt": oa.TIMESTAMP, "updatedAt": oa.TIMESTAMP}
+_FOLDER_MISSING = oa.not_found("Folder not found")
+_PREFERENCES = {"theme": "dark", "requestLog": {"columns": ["method", "path", "status"]}}
 
 
 def _json(payload: Any, status: int) -> HttpResponse:
@@ -49,7 +51,8 @@ def _json(payload: Any, status: int) -> HttpResponse:
 # ---------------------------------------------------------------------------- folders
 
 
-@router.get("/folders", summary="List folders", tags=["folders"])
+@router.get("/folders", summary="List folders", tags=["folders"],
+            openapi_extra=oa.answers({200: {"folders": [_FOLDER], "count": 1}}))
 def list_folders(request: HttpRequest,
                  workspace_id: str | None = Query(None, alias="workspaceId"),
                  parent_id: str | None = Query(None, alias="parentId")) -> dict[str, Any]:
@@ -60,7 +63,13 @@ def list_folders(request: HttpRequest,
 
 
 @router.post("/folders", summary="Create a folder", tags=["folders"],
-             openapi_extra=_body_schema(_FOLDER_BODY))
+             response={201: None}, openapi_extra=oa.doc(
+                 oa.body({"name": "Payments"}, _FOLDER_BODY),
+                 oa.answers({201: _FOLDER, 400: oa.bad_request(
+                                 "missing_field",
+                                 "name: required field is missing; give the folder a name"),
+                             409: oa.error_example("duplicate_id", "A folder with id "
+                                                   "'fld_0123456789abcdef' already exists")})))
 def create_folder(request: HttpRequest,
                   workspace_id: str | None = Query(None, alias="workspaceId")) -> HttpResponse:
     """201 with the folder ``{id, name, parentId?, workspaceId, metaSortKey?, createdAt,
@@ -68,14 +77,16 @@ def create_folder(request: HttpRequest,
     return _json(folders.create_folder(json_body(request), workspace_id), 201)
 
 
-@router.get("/folders/{folder_id}", summary="Get a folder", tags=["folders"])
+@router.get("/folders/{folder_id}", summary="Get a folder", tags=["folders"],
+            openapi_extra=oa.answers({200: _FOLDER, 404: _FOLDER_MISSING}))
 def get_folder(request: HttpRequest, folder_id: str) -> dict[str, Any]:
     """The folder; 404 "Folder not found"."""
     return folders.get_folder(folder_id)
 
 
 @router.put("/folders/{folder_id}", summary="Replace a folder", tags=["folders"],
-            openapi_extra=_body_schema(_FOLDER_BODY))
+            openapi_extra=oa.doc(oa.body({"name": "Payments (EU)"}, _FOLDER_BODY), oa.answers(
+                {200: {**_FOLDER, "name": "Payments (EU)"}, 404: _FOLDER_MISSING})))
 def replace_folder(request: HttpRequest, folder_id: str) -> dict[str, Any]:
     """The updated folder: ``name`` required, ``parentId``/``metaSortKey`` cleared when
     left out."""
@@ -83,13 +94,17 @@ def replace_folder(request: HttpRequest, folder_id: str) -> dict[str, Any]:
 
 
 @router.patch("/folders/{folder_id}", summary="Update a folder", tags=["folders"],
-              openapi_extra=_body_schema({**_FOLDER_BODY, "required": []}))
+              openapi_extra=oa.doc(
+                  oa.body({"parentId": None}, {**_FOLDER_BODY, "required": []}),
+                  oa.answers({200: _FOLDER, 404: _FOLDER_MISSING})))
 def patch_folder(request: HttpRequest, folder_id: str) -> dict[str, Any]:
     """The updated folder: only the keys given change (``parentId: null`` -> the root)."""
     return folders.update_folder(folder_id, json_body(request), partial=True)
 
 
-@router.delete("/folders/{folder_id}", summary="Delete a folder", tags=["folders"])
+@router.delete("/folders/{folder_id}", summary="Delete a folder", tags=["folders"],
+               response={204: None}, openapi_extra=oa.answers({204: None,
+                                                               404: _FOLDER_MISSING}))
 def delete_folder(request: HttpRequest, folder_id: str) -> HttpResponse:
     """204; the folder's mocks and sub-folders move to the root; 404 when missing."""
     folders.delete_folder(folder_id)
@@ -99,14 +114,16 @@ def delete_folder(request: HttpRequest, folder_id: str) -> HttpResponse:
 # ---------------------------------------------------------------------------- preferences
 
 
-@router.get("/preferences", summary="Dashboard preferences", tags=["dashboard"])
+@router.get("/preferences", summary="Dashboard preferences", tags=["dashboard"],
+            openapi_extra=oa.answers({200: _PREFERENCES}, {200: {"type": "object"}}))
 def get_preferences(request: HttpRequest) -> dict[str, Any]:
     """The stored preferences object (``{}`` until the first PUT)."""
     return preferences.get_preferences()
 
 
 @router.put("/preferences", summary="Replace the dashboard preferences", tags=["dashboard"],
-            openapi_extra=_body_schema({"type": "object"}))
+            openapi_extra=oa.doc(oa.body(_PREFERENCES, {"type": "object"}), oa.answers(
+                {200: _PREFERENCES, 400: oa.BAD_JSON},  {200: {"type": "object"}})))
 def put_preferences(request: HttpRequest) -> dict[str, Any]:
     """The stored object; not an object -> 400 ``validation_error``; over 64 KiB of JSON
     -> 413 ``body_too_large``."""
@@ -116,14 +133,36 @@ def put_preferences(request: HttpRequest) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- catalogues
 
 
-@router.get("/formats", summary="Import and export formats", tags=["dashboard"])
+@router.get("/formats", summary="Import and export formats", tags=["dashboard"],
+            openapi_extra=oa.answers({200: {
+                "import": [{"name": "har", "title": "HAR (HTTP Archive)", "aliases": [],
+                            "detected": True, "detectionOrder": 2,
+                            "detection": "a .har file, or an object with a 'log' key"}],
+                "export": [{"name": "openapi", "title": "OpenAPI 3.0",
+                            "description": "An OpenAPI 3.0 document of the HTTP mocks",
+                            "aliases": [], "cli": True,
+                            "routes": ["GET /openapi.json", "GET /openapi.yaml"],
+                            "mediaTypes": ["application/json", "application/x-yaml"]}],
+                "detectionOrder": ["wsdl", "har", "mockd", "openapi", "postman", "mockoon",
+                                   "wiremock", "proto"]}}))
 def formats(request: HttpRequest) -> dict[str, Any]:
     """``{import: [{name, title, aliases, detected, detectionOrder?, detection}], export:
     [{name, title, description, aliases, cli, routes, mediaTypes}], detectionOrder}``."""
     return format_catalogue()
 
 
-@router.get("/templates", summary="Mock templates", tags=["dashboard"])
+_TEMPLATE = {"id": "http-json", "type": "http", "name": "JSON REST answer",
+             "description": "GET answers a fixed JSON list with 200 and Content-Type "
+                            "application/json.",
+             "mock": {"type": "http", "name": "List products", "http": {
+                 "matcher": {"method": "GET", "path": "/api/products"},
+                 "response": {"statusCode": 200,
+                              "headers": {"Content-Type": "application/json"},
+                              "body": [{"id": 1, "name": "Keyboard", "price": 49.9}]}}}}
+
+
+@router.get("/templates", summary="Mock templates", tags=["dashboard"],
+            openapi_extra=oa.answers({200: {"templates": [_TEMPLATE], "count": 1}}))
 def templates(request: HttpRequest, type: str | None = None) -> dict[str, Any]:
     """``{templates: [{id, type, name, description, mock, config?}], count}``; ``?type=``
     keeps one mock type's (an unknown type -> 400 ``validation_error``)."""
@@ -134,7 +173,9 @@ def templates(request: HttpRequest, type: str | None = None) -> dict[str, Any]:
     return {"templates": listed, "count": len(listed)}
 
 
-@router.get("/templates/{template_id}", summary="One mock template", tags=["dashboard"])
+@router.get("/templates/{template_id}", summary="One mock template", tags=["dashboard"],
+            openapi_extra=oa.answers({200: _TEMPLATE,
+                                      404: oa.not_found("Template not found")}))
 def template(request: HttpRequest, template_id: str) -> dict[str, Any]:
     """The template; 404 "Template not found"."""
     found = mock_templates.get_template(template_id)
@@ -143,7 +184,10 @@ def template(request: HttpRequest, template_id: str) -> dict[str, Any]:
     return found
 
 
-@router.get("/handlers", summary="Protocol handlers", tags=["dashboard"])
+@router.get("/handlers", summary="Protocol handlers", tags=["dashboard"],
+            openapi_extra=oa.answers({200: {"handlers": [{
+                "type": "http", "served": True, "configModel": "HTTPSpec", "mocks": 3,
+                "templates": 11}], "count": 1}}))
 def handlers(request: HttpRequest) -> dict[str, Any]:
     """``{handlers: [{type, served, configModel, mocks, templates}], count}`` in registry
     order: ``served`` is whether mocks of the type answer anything yet, ``configModel`` the

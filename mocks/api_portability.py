@@ -27,6 +27,7 @@ from ninja import Query, Router
 
 from mockd_project.runtime import runtime
 from mocks.control import configuration
+from mocks.control import openapi_docs as oa
 from mocks.control.documents import require_workspace
 from mocks.control.errors import AdminError, ConfigValidationError, validation_error
 from mocks.core.errors import ConfigError
@@ -71,7 +72,21 @@ def _download(content: bytes | str, content_type: str, filename: str) -> HttpRes
     return response
 
 
-@router.get("/openapi.json", summary="OpenAPI 3.0 document of the HTTP mocks")
+_OPENAPI = {"openapi": "3.0.3", "info": {"title": "mockd-export", "version": "1.0.0"},
+            "paths": {"/api/users": {"get": {"responses": {"200": {
+                "description": "OK", "content": {"application/json": {
+                    "example": {"users": []}}}}}}}}}
+_OPENAPI_YAML = oa.Raw("openapi: 3.0.3\ninfo:\n  title: mockd-export\n  version: 1.0.0\n"
+                       "paths:\n  /api/users:\n    get:\n      responses:\n        '200':\n"
+                       "          description: OK\n", "application/x-yaml")
+_INSOMNIA_YAML = oa.Raw("type: collection.insomnia.rest/5.0\nname: mockd-export\n"
+                        "collection:\n- name: http\n  children:\n  - name: List users\n"
+                        "    method: GET\n    url: '{{ _.base_url }}/api/users'\n",
+                        "application/x-yaml")
+
+
+@router.get("/openapi.json", summary="OpenAPI 3.0 document of the HTTP mocks",
+            openapi_extra=oa.answers({200: _OPENAPI}, {200: {"type": "object"}}))
 def openapi_json(request: HttpRequest, name: str | None = None,
                  workspace_id: str | None = Query(None, alias="workspaceId")) -> HttpResponse:
     """The OpenAPI document as JSON."""
@@ -79,7 +94,8 @@ def openapi_json(request: HttpRequest, name: str | None = None,
     return HttpResponse(orjson.dumps(document), content_type="application/json")
 
 
-@router.get("/openapi.yaml", summary="OpenAPI 3.0 document of the HTTP mocks (YAML)")
+@router.get("/openapi.yaml", summary="OpenAPI 3.0 document of the HTTP mocks (YAML)",
+            openapi_extra=oa.answers({200: _OPENAPI_YAML}))
 def openapi_yaml(request: HttpRequest, name: str | None = None,
                  workspace_id: str | None = Query(None, alias="workspaceId")) -> HttpResponse:
     """The OpenAPI document as YAML (``application/x-yaml``)."""
@@ -87,7 +103,18 @@ def openapi_yaml(request: HttpRequest, name: str | None = None,
     return HttpResponse(_yaml(document), content_type=YAML_TYPE)
 
 
-@router.get("/insomnia.json", summary="Insomnia collection v4 (JSON); format=yaml|v5 for v5")
+@router.get("/insomnia.json", summary="Insomnia collection v4 (JSON); format=yaml|v5 for v5",
+            openapi_extra=oa.answers({
+                200: {"_type": "export", "__export_format": 4, "__export_source": "mockd",
+                      "resources": [{"_id": "fld_http", "_type": "request_group",
+                                     "name": "http"},
+                                    {"_id": "req_http_a1b2c3d4e5f60718", "_type": "request",
+                                     "parentId": "fld_http", "name": "List users",
+                                     "method": "GET", "url": "{{ _.base_url }}/api/users"}]},
+                400: oa.bad_request("validation_error",
+                                    "format: use json, v4, yaml or v5, got 'xml'")},
+                {200: {"type": "object"}},
+                {200: "v4 JSON attachment (v5 YAML with ?format=yaml or v5)"}))
 def insomnia_json(request: HttpRequest, format: str | None = None, name: str | None = None,
                   workspace_id: str | None = Query(None, alias="workspaceId")) -> HttpResponse:
     """v4 JSON; ``?format=yaml`` or ``?format=v5`` answers the v5 YAML collection."""
@@ -102,7 +129,8 @@ def insomnia_json(request: HttpRequest, format: str | None = None, name: str | N
                      "mockd-insomnia.json")
 
 
-@router.get("/insomnia.yaml", summary="Insomnia collection v5 (YAML)")
+@router.get("/insomnia.yaml", summary="Insomnia collection v5 (YAML)",
+            openapi_extra=oa.answers({200: _INSOMNIA_YAML}))
 def insomnia_yaml(request: HttpRequest, name: str | None = None,
                   workspace_id: str | None = Query(None, alias="workspaceId")) -> HttpResponse:
     """The v5 collection as an ``application/x-yaml`` attachment."""
@@ -190,10 +218,30 @@ def _capped(items: list[Any], key: str, answer: dict[str, Any]) -> None:
 
 
 @router.post("/import", summary="Import a document of any supported format", tags=["import"],
-             openapi_extra={"requestBody": {"required": True, "content": {
-                 media: {"schema": {"type": "string"}} for media in (
-                     "text/plain", "application/json", "application/x-yaml",
-                     "application/xml")}}})
+             openapi_extra=oa.doc(
+                 oa.body(oa.Raw("curl -X POST https://api.example.com/v1/users "
+                                "-H 'Content-Type: application/json' -d '{\"name\": \"Ada\"}'",
+                                "text/plain"),
+                         description="the document as text; ?format= names it when it "
+                                     "cannot be detected (curl needs format=curl)",
+                         also={"application/json": oa.Raw(
+                                   '{"version": "1.0", "mocks": []}', "application/json"),
+                               "application/x-yaml": oa.Raw(
+                                   "openapi: 3.0.3\ninfo: {title: Shop, version: '1'}\n"
+                                   "paths: {}\n", "application/x-yaml"),
+                               "application/xml": oa.Raw(
+                                   "<definitions xmlns=\"http://schemas.xmlsoap.org/wsdl/\"/>",
+                                   "application/xml")}),
+                 oa.answers({201: {"imported": 1, "total": 1, "format": "curl",
+                                   "replace": False},
+                             200: {"dryRun": True, "format": "curl", "count": 1,
+                                   "mocks": [{"id": "http_a1b2c3d4e5f60718", "type": "http",
+                                              "method": "POST", "path": "/v1/users"}]},
+                             400: oa.bad_request("validation_error",
+                                                 "body: the document to import is empty; "
+                                                 "send its text as the request body")},
+                            descriptions={200: "?dryRun=true: what would be imported",
+                                          201: "Imported"}, engine=True)))
 def import_document_route(
         request: HttpRequest, format: str | None = None,
         dry_run: bool = Query(False, alias="dryRun"), replace: bool = False,

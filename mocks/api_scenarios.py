@@ -27,6 +27,7 @@ from ninja import Query, Router
 
 from mocks.api import engine_control, json_body
 from mocks.protocols.http.scenarios import ScenarioError
+from mocks.control import openapi_docs as oa
 from mocks.control.errors import AdminError
 
 router = Router(tags=["scenarios"])
@@ -37,7 +38,12 @@ def _workspace_query() -> Any:
                  description="Workspace id; empty or missing: every workspace")
 
 
-@router.get("/scenarios", summary="List scenarios and their states")
+_SCENARIO = {"name": "checkout", "state": "Started", "possibleStates": ["Started", "Paid"],
+             "workspaceId": "local"}
+
+
+@router.get("/scenarios", summary="List scenarios and their states", openapi_extra=oa.answers(
+    {200: {"scenarios": [_SCENARIO], "count": 1}}, engine=True))
 async def list_scenarios(request: HttpRequest,
                          workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{scenarios: [{name, state, possibleStates, workspaceId}], count}``."""
@@ -45,9 +51,13 @@ async def list_scenarios(request: HttpRequest,
 
 
 @router.put("/scenarios/{name}/state", summary="Put a scenario in a state",
-            openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
-                "schema": {"type": "object", "required": ["state"],
-                           "properties": {"state": {"type": "string"}}}}}}})
+            openapi_extra=oa.doc(
+                oa.body({"state": "Paid"}, {"type": "object", "required": ["state"],
+                                            "properties": {"state": {"type": "string"}}}),
+                oa.answers({200: {**_SCENARIO, "state": "Paid"},
+                            400: oa.bad_request("missing_field", 'state: required; send '
+                                                '{"state": "<one of the possibleStates>"}'),
+                            404: oa.not_found("Scenario not found: checkout")}, engine=True)))
 async def set_state(request: HttpRequest, name: str,
                     workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """The scenario ``{name, state, possibleStates, workspaceId}`` after the change."""
@@ -58,7 +68,8 @@ async def set_state(request: HttpRequest, name: str,
         raise AdminError(error.status, error.code, error.message) from None
 
 
-@router.post("/scenarios/reset", summary="Put every scenario back in Started")
+@router.post("/scenarios/reset", summary="Put every scenario back in Started",
+             openapi_extra=oa.answers({200: {"status": "reset", "scenarios": 1}}, engine=True))
 async def reset_scenarios(request: HttpRequest,
                           workspace_id: str | None = _workspace_query()) -> dict[str, Any]:
     """``{"status": "reset", "scenarios": <how many had left Started>}``."""
