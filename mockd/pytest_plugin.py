@@ -32,13 +32,26 @@ server and the client's base URL is the server's; a missing cassette fails the t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
 ISOLATIONS = ("reset", "fresh")
 MARKER_KEYS = ("config", "mocks", "cassette", "upstream")
+
+
+class _Settings(NamedTuple):
+    """The run's options, read once: ``fresh`` isolation, ``record`` cassettes, the
+    ``mockd_config`` path (or None) and the cassette folder name."""
+
+    fresh: bool
+    record: bool
+    config: Path | None
+    cassette_dir: str
+
+
 _POOL = pytest.StashKey[dict]()
+_SETTINGS = pytest.StashKey[_Settings]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -70,6 +83,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"mockd_isolation must be one of {', '.join(ISOLATIONS)}, "
                                 f"not {isolation!r}")
     config.stash[_POOL] = {}
+    flag = config.getoption("mockd_record", None)
+    ini_config = config.getini("mockd_config")
+    config.stash[_SETTINGS] = _Settings(
+        fresh=isolation == "fresh",
+        record=bool(flag) if flag is not None else bool(config.getini("mockd_record")),
+        config=(config.rootpath / ini_config).resolve() if ini_config else None,
+        cassette_dir=config.getini("mockd_cassette_dir") or "cassettes")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -85,16 +105,6 @@ def _stop(server: Any) -> None:
         server.stop()
     except Exception:  # noqa: BLE001 - a server that fails to stop must not fail the run
         pass
-
-
-def _recording(config: pytest.Config) -> bool:
-    flag = config.getoption("mockd_record", None)
-    return bool(flag) if flag is not None else bool(config.getini("mockd_record"))
-
-
-def _ini_config(config: pytest.Config) -> Path | None:
-    value = config.getini("mockd_config")
-    return (config.rootpath / value).resolve() if value else None
 
 
 def _start(config: Path | None, mocks: list[Any] | None = None) -> Any:
@@ -119,7 +129,7 @@ def _shared(config: pytest.Config, path: Path | None) -> Any:
 def mockd_session(pytestconfig: pytest.Config) -> Any:
     """The session's :class:`mockd.MockServer` of the ``mockd_config`` file (or empty),
     started on first use and stopped at the end of the run; never reset."""
-    return _shared(pytestconfig, _ini_config(pytestconfig))
+    return _shared(pytestconfig, pytestconfig.stash[_SETTINGS].config)
 
 
 class MockdFixture:
@@ -197,7 +207,8 @@ def _marker(request: pytest.FixtureRequest) -> dict[str, Any]:
     return found
 
 
-def _cassette_path(request: pytest.FixtureRequest, options: dict[str, Any]) -> Path | None:
+def _cassette_path(request: pytest.FixtureRequest, options: dict[str, Any],
+                   folder: str) -> Path | None:
     if options.get("cassette") is None and options.get("upstream") is None:
         return None
     base = Path(request.path).parent
@@ -205,7 +216,6 @@ def _cassette_path(request: pytest.FixtureRequest, options: dict[str, Any]) -> P
         return (base / str(options["cassette"])).resolve()
     from mockd.cassettes import cassette_name
 
-    folder = request.config.getini("mockd_cassette_dir") or "cassettes"
     return base / folder / cassette_name(request.node.name)
 
 
@@ -214,13 +224,14 @@ def mockd(request: pytest.FixtureRequest) -> Any:
     """A running :class:`mockd.MockServer` for this test, as a :class:`MockdFixture` (see
     the module docstring for isolation, the marker and record/replay)."""
     config = request.config
+    settings = config.stash[_SETTINGS]
     options = _marker(request)
-    path = _ini_config(config)
+    path = settings.config
     if options.get("config") is not None:
         path = (Path(request.path).parent / str(options["config"])).resolve()
     mocks = list(options.get("mocks") or [])
-    cassette = _cassette_path(request, options)
-    recording = cassette is not None and _recording(config)
+    cassette = _cassette_path(request, options, settings.cassette_dir) if options else None
+    recording = cassette is not None and settings.record
     if recording and not options.get("upstream"):
         pytest.fail(f"{request.node.nodeid}: recording needs "
                     f"@pytest.mark.mockd(upstream='http://...')", pytrace=False)
@@ -232,7 +243,7 @@ def mockd(request: pytest.FixtureRequest) -> Any:
         except CassetteError as error:
             pytest.fail(str(error), pytrace=False)
 
-    fresh = config.getini("mockd_isolation") == "fresh"
+    fresh = settings.fresh
     if fresh:
         server = _start(path, mocks)
     else:
