@@ -367,6 +367,7 @@ class MockServer:
         from mocks.core.responses import FileRoots
         from mocks.engine.control import EngineControl
         from mocks.engine.core import Engine
+        from mocks.engine.routing import lean_data_plane
         from mocks.protocols import load_handlers
 
         self._stop_event = asyncio.Event()
@@ -388,7 +389,7 @@ class MockServer:
             if chaos is not None:
                 control.install_chaos(chaos)
         sock = _bind(self.host, self._requested_port)
-        config = uvicorn.Config(_data_plane(engine), lifespan="off",
+        config = uvicorn.Config(lean_data_plane(engine), lifespan="off",
                                 http="httptools", loop="none", log_level="warning",
                                 access_log=False, server_header=False,
                                 timeout_graceful_shutdown=1, proxy_headers=False,
@@ -735,29 +736,6 @@ class MockServer:
 
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def _data_plane(engine: Engine) -> Callable[..., Awaitable[None]]:
-    """The data-plane ASGI app of ``engine``: ``http`` scopes to the engine's
-    ``DataPlaneApp``, ``websocket`` ones to its WebSocket routes, ``lifespan`` acknowledged
-    (the dispatch ``mockd engine`` serves, without Channels or Django)."""
-    from mocks.engine.app import DataPlaneApp, acknowledge_lifespan
-    from mocks.engine.websocket import WebSocketRouterApp
-
-    http_app, websocket_app = DataPlaneApp(engine), WebSocketRouterApp(engine)
-
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        kind = scope["type"]
-        if kind == "http":
-            await http_app(scope, receive, send)
-        elif kind == "websocket":
-            await websocket_app(scope, receive, send)
-        elif kind == "lifespan":
-            await acknowledge_lifespan(receive, send)
-        else:
-            raise ValueError(f"No application configured for scope type {kind!r}")
-
-    return app
 
 
 def _bind(host: str, port: int) -> socket.socket:

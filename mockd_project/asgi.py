@@ -3,7 +3,7 @@
 * data plane: Channels' ``ProtocolTypeRouter`` sending ``http`` straight to the engine's lean
   :class:`~mocks.engine.app.DataPlaneApp` (no Django on the hot path) and ``websocket`` to
   :class:`~mocks.engine.websocket.WebSocketRouterApp` (the protocol handlers' WebSocket routes).
-  ``mockd engine`` uses :class:`ScopeTypeRouter` instead, the same dispatch without the import
+  ``mockd engine`` uses :class:`~mocks.engine.routing.ScopeTypeRouter` instead, the same dispatch without the import
   cost: ``channels.routing`` imports ``django.urls``, which loads ``django.http`` and
   ``django.db.models`` (about 0.1-0.15 s, and the ORM modules a headless engine must not load);
 * the admin listener is built by :func:`mockd_project.middleware.build_admin_application`
@@ -18,39 +18,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from mocks.engine.app import DataPlaneApp, acknowledge_lifespan
 from mocks.engine.core import Engine
-from mocks.engine.websocket import WebSocketRouterApp
+from mocks.engine.routing import ScopeTypeRouter, data_plane_mapping
 
-
-async def _lifespan(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    await acknowledge_lifespan(receive, send)
-
-
-class ScopeTypeRouter:
-    """Dispatch by ``scope["type"]`` exactly as Channels' ``ProtocolTypeRouter`` does (raises
-    ValueError for an unmapped type), for the headless engine, which must not import Django.
-
-    Args:
-        application_mapping: scope type (``http``, ``websocket``, ``lifespan``) -> ASGI app.
-    """
-
-    def __init__(self, application_mapping: dict[str, Any]):
-        self.application_mapping = application_mapping
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        application = self.application_mapping.get(scope["type"])
-        if application is None:
-            raise ValueError(f"No application configured for scope type {scope['type']!r}")
-        await application(scope, receive, send)
+__all__ = ["ScopeTypeRouter", "data_plane_application"]
 
 
 def data_plane_application(engine: Engine, *, lean: bool = False) -> Any:
     """The data-plane ASGI app for ``engine``: Channels' ``ProtocolTypeRouter`` (full mode,
     where Django is loaded anyway), or with ``lean`` (``mockd engine``) a
     :class:`ScopeTypeRouter` over the same apps, so no Django module is imported."""
-    mapping = {"http": DataPlaneApp(engine), "websocket": WebSocketRouterApp(engine),
-               "lifespan": _lifespan}
+    mapping = data_plane_mapping(engine)
     if lean:
         return ScopeTypeRouter(mapping)
     from channels.routing import ProtocolTypeRouter
