@@ -181,7 +181,8 @@ def ports(request: HttpRequest, verbose: bool = False) -> dict[str, Any]:
 
 @mocks_router.get("/mocks", summary="List mocks", openapi_extra=oa.answers(
     {200: {"mocks": [oa.MOCK_EXAMPLE], "total": 1, "count": 1},
-     400: oa.bad_request("validation_error", "limit: must be between 0 and 10000, got 99999")},
+     400: oa.bad_request("validation_error",
+                         "limit: Input should be less than or equal to 10000")},
     {200: {"type": "object", "properties": {"mocks": {"type": "array", "items": oa.MOCK_SCHEMA},
                                             "total": {"type": "integer"},
                                             "count": {"type": "integer"}}}}))

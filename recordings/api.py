@@ -55,6 +55,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Router
 
 from mocks.api import engine_control
+from mocks.control import openapi_docs as oa
 from mocks.control.errors import AdminError, not_found, validation_error
 from mocks.core.queryparams import MAX_LIMIT, QueryParameterError, parse_int
 from mocks.core.recordings import RecordingQueryError, convert_body
@@ -112,14 +113,51 @@ def _session(session_id: str) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------ sessions
 
+_SESSION_MISSING = oa.not_found(SESSION_NOT_FOUND)
+_RECORDING_MISSING = oa.not_found(RECORDING_NOT_FOUND)
+_BAD_BODY = oa.error_example("invalid_json", "the body is not valid JSON")
+_CONVERT_SCHEMA = {"type": "object", "properties": {
+    "recordingIds": {"type": "array", "items": {"type": "string"}},
+    "sessionId": {"type": "string"},
+    "deduplicate": {"type": "boolean", "default": True},
+    "includeHeaders": {"type": "boolean", "default": False},
+    "stateful": {"type": "boolean", "default": False},
+    "create": {"type": "boolean", "default": True}}}
+_CONVERTED = {"mockIds": ["http_a1b2c3d4e5f60718"], "count": 1}
+_NO_RECORDINGS = oa.bad_request("no_recordings", "no HTTP recordings to convert: record "
+                                "traffic through the proxy first, or check the ids")
 
-@router.get("/sessions", summary="Proxy recording sessions")
+
+def _convert_doc(example: dict[str, Any], missing: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
+    """``openapi_extra`` of a convert route: its body options and answers."""
+    replies: dict[int, Any] = {200: _CONVERTED, 400: _NO_RECORDINGS}
+    if missing is not None:
+        replies[404] = missing
+    return oa.doc(oa.body(example, {**_CONVERT_SCHEMA, "description": "conversion options "
+                                    "(an empty body takes the defaults)"}, required=False),
+                  oa.answers(replies, engine=True))
+
+
+@router.get("/sessions", summary="Proxy recording sessions", openapi_extra=oa.answers(
+    {200: [oa.SESSION_EXAMPLE]}))
 def list_sessions(request: HttpRequest) -> list[dict[str, Any]]:
     """``[{id, name, startTime, endTime?, recordingCount}]``, oldest first."""
     return [session_summary(session) for session in current().list_sessions(KIND)]
 
 
-@router.post("/sessions", summary="Create a recording session")
+@router.post("/sessions", summary="Create a recording session", response={201: None},
+             openapi_extra=oa.doc(
+                 oa.body({"name": "checkout-flow", "filters": {"includePaths": ["/api/*"]}},
+                         {"type": "object", "required": ["name"], "properties": {
+                             "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                             "filters": {"type": "object"}}}),
+                 oa.answers({201: {"id": "sess_0123456789abcdef", "name": "checkout-flow",
+                                   "startTime": oa.TIMESTAMP, "recordingCount": 0,
+                                   "filters": {"includePaths": ["/api/*"]}},
+                             400: oa.bad_request("validation_error",
+                                                 "name: required, a text of 1-200 "
+                                                 "characters")})))
 def create_session(request: HttpRequest) -> HttpResponse:
     """``{name, filters?}`` -> 201 the session; 400 naming ``name`` / ``filters``."""
     body = _body(request)
@@ -135,7 +173,10 @@ def create_session(request: HttpRequest) -> HttpResponse:
     return _json(session_summary(session, with_filters=True), 201)
 
 
-@router.get("/sessions/{session_id}", summary="One recording session with its recordings")
+@router.get("/sessions/{session_id}", summary="One recording session with its recordings",
+            openapi_extra=oa.answers({200: {**oa.SESSION_EXAMPLE,
+                                            "recordings": [oa.RECORDING_EXAMPLE]},
+                                      404: _SESSION_MISSING}))
 def get_session(request: HttpRequest, session_id: str) -> dict[str, Any]:
     """``{id, name, startTime, endTime?, recordingCount, filters?, recordings}`` (the first
     10,000 recordings, oldest first); 404."""
@@ -144,7 +185,9 @@ def get_session(request: HttpRequest, session_id: str) -> dict[str, Any]:
     return shown
 
 
-@router.delete("/sessions/{session_id}", summary="Delete a session and its recordings")
+@router.delete("/sessions/{session_id}", summary="Delete a session and its recordings",
+               response={204: None}, openapi_extra=oa.answers({204: None,
+                                                               404: _SESSION_MISSING}))
 def delete_session(request: HttpRequest, session_id: str) -> HttpResponse:
     """204; 404."""
     _session(session_id)
@@ -152,7 +195,8 @@ def delete_session(request: HttpRequest, session_id: str) -> HttpResponse:
     return HttpResponse(status=204)
 
 
-@router.delete("/sessions", summary="Delete every session and their recordings")
+@router.delete("/sessions", summary="Delete every session and their recordings",
+               openapi_extra=oa.answers({200: {"deleted": 2}}))
 def clear_sessions(request: HttpRequest) -> dict[str, Any]:
     """``{deleted: n}`` (sessions)."""
     return {"deleted": current().clear_sessions(KIND)}
@@ -161,7 +205,9 @@ def clear_sessions(request: HttpRequest) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- recordings
 
 
-@router.get("/recordings", summary="HTTP recordings")
+@router.get("/recordings", summary="HTTP recordings", openapi_extra=oa.answers({
+    200: {"recordings": [oa.RECORDING_EXAMPLE], "total": 1, "limit": 100, "offset": 0},
+    400: oa.bad_request("validation_error", "limit: must be between 1 and 10000, got 0")}))
 def list_recordings(request: HttpRequest) -> dict[str, Any]:
     """``{recordings, total, limit, offset}`` filtered by ``session`` / ``sessionId``,
     ``method``, ``path`` (``*`` wildcards), oldest first; 400 naming a bad parameter."""
@@ -187,7 +233,8 @@ def list_recordings(request: HttpRequest) -> dict[str, Any]:
     return {"recordings": found, "total": total, "limit": limit, "offset": offset}
 
 
-@router.delete("/recordings", summary="Delete every HTTP recording")
+@router.delete("/recordings", summary="Delete every HTTP recording",
+               openapi_extra=oa.answers({200: {"deleted": 12}}))
 def clear_recordings(request: HttpRequest) -> dict[str, Any]:
     """``{deleted: n}``; ``?session=`` (or ``sessionId``) deletes one session's only."""
     session_id = request.GET.get("session") or request.GET.get("sessionId") or None
@@ -212,7 +259,10 @@ def select_recordings(recording_ids: list[str] | None,
             and (session_id is None or record.get("sessionId") == session_id)]
 
 
-@router.post("/recordings/convert", summary="HTTP recordings to mocks")
+@router.post("/recordings/convert", summary="HTTP recordings to mocks",
+             openapi_extra=_convert_doc({"sessionId": "sess_0123456789abcdef",
+                                         "deduplicate": True, "includeHeaders": False},
+                                        _SESSION_MISSING))
 def convert_recordings(request: HttpRequest) -> dict[str, Any]:
     """See the module docstring: ``{mockIds, count, warnings?}`` or, with ``create: false``,
     ``{config, count, warnings?}``; 400 ``no_recordings`` when nothing was selected or
@@ -220,7 +270,18 @@ def convert_recordings(request: HttpRequest) -> dict[str, Any]:
     return convert(_body(request))
 
 
-@router.post("/recordings/export", summary="Export HTTP recordings")
+@router.post("/recordings/export", summary="Export HTTP recordings", openapi_extra=oa.doc(
+    oa.body({"format": "json", "sessionId": "sess_0123456789abcdef"},
+            {"type": "object", "properties": {
+                "format": {"type": "string", "enum": ["json", "yaml"], "default": "json"},
+                "sessionId": {"type": "string"},
+                "recordingIds": {"type": "array", "items": {"type": "string"}}}},
+            required=False),
+    oa.answers({200: {"version": "1.0", "exportedAt": oa.TIMESTAMP, "count": 1,
+                      "recordings": [oa.RECORDING_EXAMPLE]},
+                400: oa.bad_request("validation_error", "format: use json or yaml"),
+                404: _SESSION_MISSING},
+               descriptions={200: "The export (application/x-yaml with format: yaml)"})))
 def export_recordings(request: HttpRequest) -> Any:
     """``{version: "1.0", exportedAt, count, recordings}``, as YAML with ``format: yaml``."""
     body = _body(request)
@@ -237,7 +298,8 @@ def export_recordings(request: HttpRequest) -> Any:
     return document
 
 
-@router.get("/recordings/{recording_id}", summary="One HTTP recording")
+@router.get("/recordings/{recording_id}", summary="One HTTP recording",
+            openapi_extra=oa.answers({200: oa.RECORDING_EXAMPLE, 404: _RECORDING_MISSING}))
 def get_recording(request: HttpRequest, recording_id: str) -> dict[str, Any]:
     """The recording; 404."""
     found = current().get(recording_id, kind=KIND)
@@ -246,7 +308,9 @@ def get_recording(request: HttpRequest, recording_id: str) -> dict[str, Any]:
     return found
 
 
-@router.delete("/recordings/{recording_id}", summary="Delete one HTTP recording")
+@router.delete("/recordings/{recording_id}", summary="Delete one HTTP recording",
+               response={204: None}, openapi_extra=oa.answers({204: None,
+                                                               404: _RECORDING_MISSING}))
 def delete_recording(request: HttpRequest, recording_id: str) -> HttpResponse:
     """204; 404."""
     if not current().delete(recording_id, kind=KIND):
@@ -254,7 +318,8 @@ def delete_recording(request: HttpRequest, recording_id: str) -> HttpResponse:
     return HttpResponse(status=204)
 
 
-@router.post("/recordings/{recording_id}/to-mock", summary="One HTTP recording to a mock")
+@router.post("/recordings/{recording_id}/to-mock", summary="One HTTP recording to a mock",
+             openapi_extra=_convert_doc({"includeHeaders": True}, _RECORDING_MISSING))
 def recording_to_mock(request: HttpRequest, recording_id: str) -> dict[str, Any]:
     """As convert, of that recording only; 404."""
     if current().get(recording_id, kind=KIND) is None:
@@ -265,7 +330,9 @@ def recording_to_mock(request: HttpRequest, recording_id: str) -> dict[str, Any]
 
 
 @router.post("/recordings/sessions/{session_id}/to-mocks",
-             summary="A session's HTTP recordings to mocks")
+             summary="A session's HTTP recordings to mocks",
+             openapi_extra=_convert_doc({"deduplicate": True, "stateful": True},
+                                        _SESSION_MISSING))
 def session_to_mocks(request: HttpRequest, session_id: str) -> dict[str, Any]:
     """As convert, of the session's recordings; 404."""
     _session(session_id)

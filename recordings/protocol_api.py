@@ -30,6 +30,7 @@ from django.http import HttpRequest
 from ninja import Router
 
 from mocks.control import errors
+from mocks.control import openapi_docs as oa
 from mocks.api import engine_control
 from mocks.core.recordings import RecordingQueryError, RecordingRoutes, json_body
 
@@ -41,11 +42,21 @@ def or_404(found: dict[str, Any] | None, message: str) -> dict[str, Any]:
     return found
 
 
-def add_recording_routes(router: Router, routes: RecordingRoutes, label: str) -> None:
+def add_recording_routes(router: Router, routes: RecordingRoutes, label: str, *,
+                         entry: dict[str, Any] | None = None,
+                         stats_example: dict[str, Any] | None = None,
+                         convert_example: dict[str, Any] | None = None,
+                         converted: dict[str, Any] | None = None,
+                         nothing_matches: str = "") -> None:
     """Register the ``routes.prefix…`` routes (see the module docstring) on ``router``;
-    ``label`` (``MQTT``, ``SOAP``) names them in summaries and operation ids."""
+    ``label`` (``MQTT``, ``SOAP``) names them in summaries and operation ids. The OpenAPI
+    document shows ``entry`` (one recording), ``stats_example``, ``convert_example`` (a
+    convert body), ``converted`` (its answer) and ``nothing_matches`` (the 400
+    ``no_recordings`` message) as examples."""
     prefix, missing = routes.prefix, routes.not_found["message"]
     kind = label.lower()
+    docs = _route_docs(label, missing, entry or {}, stats_example or {},
+                       convert_example or {}, converted or {}, nothing_matches)
 
     async def listing(request: HttpRequest) -> dict[str, Any]:
         try:
@@ -86,8 +97,40 @@ def add_recording_routes(router: Router, routes: RecordingRoutes, label: str) ->
              f"One {label} recording to a {label} mock config")):
         decorator = getattr(router, method)(
             prefix + path, summary=summary,
-            operation_id=f"{kind}_recordings_{view.__name__}_{method}")
+            operation_id=f"{kind}_recordings_{view.__name__}_{method}",
+            openapi_extra=docs[view.__name__])
         decorator(view)
+
+
+def _route_docs(label: str, missing: str, entry: dict[str, Any], stats: dict[str, Any],
+                convert_example: dict[str, Any], converted: dict[str, Any],
+                nothing_matches: str) -> dict[str, dict[str, Any]]:
+    """``openapi_extra`` of each recording route, by view name."""
+    not_found = oa.not_found(missing)
+    recording_id = entry.get("id", "")
+    convert_body = oa.body(convert_example, required=False,
+                           description="conversion options (an empty body takes the "
+                                       "defaults)")
+    convert_errors = {400: oa.bad_request("no_recordings", nothing_matches)}
+    return {
+        "listing": oa.answers({200: {"recordings": [entry], "total": 1, "limit": 100,
+                                     "offset": 0},
+                               400: oa.bad_request("validation_error",
+                                                   "limit: must be between 1 and 10000, "
+                                                   "got 0")}, engine=True),
+        "clear": oa.answers({200: {"deleted": 3}}, engine=True),
+        "stats": oa.answers({200: stats}, engine=True),
+        "export": oa.answers({200: {"version": "1.0", "exportedAt": oa.TIMESTAMP,
+                                    "count": 1, "dropped": 0, "recordings": [entry]}},
+                             engine=True),
+        "convert_all": oa.doc(convert_body, oa.answers({200: converted, **convert_errors},
+                                                       engine=True)),
+        "one": oa.answers({200: entry, 404: not_found}, engine=True),
+        "delete": oa.answers({200: {"message": "Recording deleted", "id": recording_id},
+                              404: not_found}, engine=True),
+        "convert_one": oa.doc(convert_body, oa.answers({200: converted, **convert_errors,
+                                                        404: not_found}, engine=True)),
+    }
 
 
 async def _convert(routes: RecordingRoutes, request: HttpRequest, recording_id: str | None,

@@ -187,7 +187,8 @@ RECORDING_EXAMPLE: dict[str, Any] = {
     "duration": 48000000}
 
 SESSION_EXAMPLE: dict[str, Any] = {"id": "sess_0123456789abcdef", "name": "default",
-                                   "startTime": TIMESTAMP, "recordingCount": 1}
+                                   "startTime": TIMESTAMP,
+                                   "endTime": "2026-11-27T10:05:00.000Z", "recordingCount": 1}
 
 REQUEST_EXAMPLE: dict[str, Any] = {
     "id": "req-1", "workspaceId": "local", "timestamp": TIMESTAMP, "protocol": "http",

@@ -27,6 +27,7 @@ from django.http import HttpRequest
 from ninja import Router
 
 from mocks.control import errors
+from mocks.control import openapi_docs as oa
 from mocks.api import engine_control
 
 _PLACEHOLDER = re.compile(r"{(\w+)}")
@@ -46,6 +47,7 @@ class Route:
         missing: the 404 message when ``call`` returns None; None: never 404.
         require_mock: the first path value is a mock id that must exist (404 ``Mock not
             found``).
+        example: the 200 answer shown in the OpenAPI document (a true answer's shape).
     """
 
     path: str
@@ -54,6 +56,7 @@ class Route:
     doc: str = ""
     missing: str | None = None
     require_mock: bool = False
+    example: Any = None
 
 
 def _view(route: Route, name: str) -> Callable[..., Awaitable[Any]]:
@@ -116,5 +119,11 @@ def connection_router(tag: str, *, overview: Route | None = None,
 def add_route(router: Router, method: str, operation_id: str, route: Route) -> None:
     """Add ``route`` to ``router`` for HTTP ``method`` (``GET``, ``DELETE``...) under
     ``operation_id``, with the 404 rules of :class:`Route`."""
+    replies: dict[int, Any] = {200: route.example if route.example is not None else {}}
+    if route.missing is not None:
+        replies[404] = oa.not_found(route.missing)
+    elif route.require_mock:
+        replies[404] = oa.not_found("Mock not found")
     router.add_api_operation(route.path, [method], _view(route, operation_id),
-                             summary=route.summary, operation_id=operation_id)
+                             summary=route.summary, operation_id=operation_id,
+                             openapi_extra=oa.answers(replies, engine=True))

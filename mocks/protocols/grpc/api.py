@@ -34,32 +34,47 @@ from django.http import HttpRequest, StreamingHttpResponse
 
 from mocks.api import engine_control, json_body
 from mocks.control import errors
+from mocks.control import openapi_docs as oa
 from mocks.protocols.api import Route, connection_router
 from mocks.protocols.grpc.control import (close_grpc_connection, grpc_connection,
                                           grpc_connections, grpc_overview, grpc_stats,
                                           grpc_status)
 
 _CALL_NOT_FOUND = "gRPC connection not found"
+_CALL_EXAMPLE = {"id": "grpc-1", "port": 50051, "method": "/shop.Orders/Watch",
+                 "service": "shop.Orders", "methodName": "Watch",
+                 "mockId": "grpc_0123456789abcdef", "streamType": "server_stream",
+                 "clientAddr": "127.0.0.1:51514", "connectedAt": "2026-11-27T10:00:00.000Z",
+                 "messagesReceived": 1, "messagesSent": 3}
 
 router = connection_router(
     "grpc",
     overview=Route("/grpc", "List gRPC mocks and servers", grpc_overview,
-                   "``{mocks, total, count, servers: [{id, address, running, ...}]}``."),
+                   "``{mocks, total, count, servers: [{id, address, running, ...}]}``.",
+                   example={"mocks": [], "total": 0, "count": 0, "servers": []}),
     connections=Route("/grpc/connections", "gRPC calls in progress", grpc_connections,
                       "``{connections: [{id, port, method, mockId, streamType, clientAddr, "
-                      "connectedAt, messagesReceived, messagesSent}], count}``."),
+                      "connectedAt, messagesReceived, messagesSent}], count}``.",
+                      example={"connections": [_CALL_EXAMPLE], "count": 1}),
     stats=Route("/grpc/stats", "gRPC call statistics", grpc_stats,
-                "``{totalCalls, totalErrors, activeCalls, servers, byMethod, byStatus}``."),
+                "``{totalCalls, totalErrors, activeCalls, servers, byMethod, byStatus}``.",
+                example={"totalCalls": 0, "totalErrors": 0, "activeCalls": 0, "servers": 0,
+                         "byMethod": {}, "byStatus": {}}),
     connection=Route("/grpc/connections/{call_id}", "One gRPC call in progress",
                      grpc_connection, "The call; 404 ``gRPC connection not found``.",
-                     missing=_CALL_NOT_FOUND),
+                     missing=_CALL_NOT_FOUND, example=_CALL_EXAMPLE),
     close=Route("/grpc/connections/{call_id}", "Cancel a gRPC call in progress",
                 close_grpc_connection,
                 "``{message: \"Connection closed\", id}``; the client sees ``CANCELLED``; "
-                "404 when unknown.", missing=_CALL_NOT_FOUND),
+                "404 when unknown.", missing=_CALL_NOT_FOUND,
+                example={"message": "Connection closed", "id": _CALL_EXAMPLE["id"]}),
     status=Route("/grpc/{server_id}/status", "Status of one gRPC server", grpc_status,
                  "One server by mock id or ``grpc:<port>``; 404 ``gRPC server not found``.",
-                 missing="gRPC server not found"),
+                 missing="gRPC server not found",
+                 example={"id": "grpc:50051", "port": 50051, "address": ":50051",
+                          "running": True, "enabled": True, "reflection": True,
+                          "services": [{"name": "shop.Orders", "methods": [
+                              {"name": "GetOrder", "streamType": "unary"}]}]}),
 )
 
 
@@ -150,7 +165,20 @@ def _port_methods(control: Any, mock_id: str) -> tuple[Any, dict[str, Any]]:
 
 
 @router.get("/grpc/{mock_id}/describe", summary="Describe a gRPC mock's methods and messages",
-            operation_id="grpc_describe")
+            operation_id="grpc_describe", openapi_extra=oa.answers({
+                200: {"id": "grpc_0123456789abcdef", "port": 50051, "running": True,
+                      "services": [{"name": "shop.Orders", "methods": [{
+                          "name": "GetOrder", "path": "/shop.Orders/GetOrder",
+                          "streamType": "unary",
+                          "input": {"name": "shop.GetOrderRequest", "fields": [
+                              {"name": "id", "jsonName": "id", "number": 1, "type": "string",
+                               "repeated": False}]},
+                          "output": {"name": "shop.Order", "fields": [
+                              {"name": "id", "jsonName": "id", "number": 1, "type": "string",
+                               "repeated": False}]}}]}]},
+                400: oa.bad_request("validation_error",
+                                    "mock 'http_a1b2c3d4e5f60718' is a http mock, not grpc"),
+                404: oa.not_found("Mock not found")}, engine=True))
 async def grpc_describe(request: HttpRequest, mock_id: str) -> dict[str, Any]:
     """``{id, port, running, services: [{name, methods: [{name, path, streamType, input,
     output}]}]}``; ``input``/``output`` as :func:`describe_message`. ``streamType`` is
@@ -216,7 +244,24 @@ def _call_plan(body: Any, methods: dict[str, Any]) -> tuple[Any, list[Any], list
 
 
 @router.post("/grpc/{mock_id}/call", summary="Call a gRPC mock (NDJSON answer)",
-             operation_id="grpc_call")
+             operation_id="grpc_call", openapi_extra=oa.doc(
+                 oa.body({"method": "/shop.Orders/GetOrder", "message": {"id": "o-1"},
+                          "metadata": {"x-tenant": "acme"}, "timeoutMs": 30000},
+                         {"type": "object", "required": ["method"], "properties": {
+                             "method": {"type": "string"},
+                             "message": {"type": "object"},
+                             "messages": {"type": "array", "items": {"type": "object"}},
+                             "metadata": {"type": "object",
+                                          "additionalProperties": {"type": "string"}},
+                             "timeoutMs": {"type": "integer", "default": 30000}}}),
+                 oa.answers({200: oa.Raw(
+                     '{"message": {"id": "o-1", "status": "SHIPPED"}}\n'
+                     '{"status": {"code": 0, "name": "OK", "message": ""}, "elapsedMs": 4.2}\n',
+                     "application/x-ndjson"),
+                     400: oa.bad_request("validation_error", 'method: required: '
+                                         '"/pkg.Service/Method", "pkg.Service/Method" or '
+                                         '"Method"'),
+                     404: oa.not_found("Mock not found")}, engine=True)))
 async def grpc_call(request: HttpRequest, mock_id: str) -> StreamingHttpResponse:
     """Call one method of a ``grpc`` mock with grpcio on ``127.0.0.1:<its port>``.
 

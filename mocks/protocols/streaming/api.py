@@ -37,40 +37,63 @@ from __future__ import annotations
 from mocks.protocols.api import Route, add_route, connection_router
 
 _NOT_FOUND = "Connection not found"
+_CONNECTION = {"id": "sse-1", "mockId": "http_a1b2c3d4e5f60718", "path": "/api/orders/7/events",
+               "clientIp": "127.0.0.1", "startTime": "2026-11-27T10:00:00.000Z",
+               "duration": "2.004s", "durationMs": 2004, "eventsSent": 2, "bytesSent": 96,
+               "lastEventId": "2", "lastEventTime": "2026-11-27T10:00:02.000Z",
+               "status": "open"}
+_STATS = {"activeConnections": 1, "totalConnections": 3, "totalEventsSent": 12,
+         "totalBytesSent": 640, "connectionErrors": 0,
+         "connectionsByMock": {"http_a1b2c3d4e5f60718": 1}, "maxConnections": 100}
 
 router = connection_router(
     "sse",
     connections=Route("/sse/connections", "List open SSE connections",
                       "sse_connections",
-                      "``{connections, count, stats}``, oldest connection first."),
+                      "``{connections, count, stats}``, oldest connection first.",
+                      example={"connections": [_CONNECTION], "count": 1, "stats": _STATS}),
     stats=Route("/sse/stats", "SSE statistics", "sse_stats",
-                "Counters since start and the open connections per mock."),
+                "Counters since start and the open connections per mock.",
+                example=_STATS),
     connection=Route("/sse/connections/{connection_id}", "One SSE connection",
                      "sse_connection",
-                     "The connection; 404 ``Connection not found``.", missing=_NOT_FOUND),
+                     "The connection; 404 ``Connection not found``.", missing=_NOT_FOUND,
+                     example=_CONNECTION),
     close=Route("/sse/connections/{connection_id}", "Close an SSE connection",
                 "close_sse_connection",
                 "``{\"message\": \"Connection closed\", \"connection\": id}``; 404 "
-                "``Connection not found``.", missing=_NOT_FOUND),
+                "``Connection not found``.", missing=_NOT_FOUND,
+                example={"message": "Connection closed", "connection": _CONNECTION["id"]}),
     mock_connections=Route("/mocks/{mock_id}/sse/connections",
                            "Open SSE connections of a mock",
                            "mock_sse_connections",
                            "``{connections, count, mockId}``; 404 ``Mock not found``.",
-                           require_mock=True),
+                           require_mock=True,
+                           example={"connections": [_CONNECTION], "count": 1,
+                                    "mockId": _CONNECTION["mockId"]}),
     close_mock_connections=Route(
         "/mocks/{mock_id}/sse/connections", "Close the SSE connections of a mock",
         "close_mock_sse_connections",
         "``{\"message\": \"Connections closed\", \"closed\": n, \"mockId\"}``; 404 "
-        "``Mock not found``.", require_mock=True),
+        "``Mock not found``.", require_mock=True,
+        example={"message": "Connections closed", "closed": 1,
+                 "mockId": _CONNECTION["mockId"]}),
 )
 
 add_route(router, "GET", "sse_buffer",
           Route("/mocks/{mock_id}/sse/buffer", "Resumption buffer of an SSE mock",
                 "sse_buffer",
                 "``{mockId, events, count, capacity}`` (events with an id, oldest first).",
-                require_mock=True))
+                require_mock=True,
+                example={"mockId": _CONNECTION["mockId"],
+                         "events": [{"id": "2", "type": "status",
+                                     "data": "{\"state\": \"shipped\"}", "position": 1,
+                                     "index": 0, "timestamp": "2026-11-27T10:00:02.000Z"}],
+                         "count": 1, "capacity": 100}))
 add_route(router, "DELETE", "sse_clear_buffer",
           Route("/mocks/{mock_id}/sse/buffer", "Clear the resumption buffer of a mock",
                 "clear_sse_buffer",
                 "``{\"message\": \"Buffer cleared\", \"mockId\", \"cleared\": n}``.",
-                require_mock=True))
+                require_mock=True,
+                example={"message": "Buffer cleared", "mockId": _CONNECTION["mockId"],
+                         "cleared": 1}))
