@@ -545,6 +545,7 @@ class MockServer:
         requests (what each request had against what the mock expected); ``KeyError`` when no
         mock has that id. Source: behavior notes §1 "Verification".
         """
+        __tracebackhide__ = True  # pytest reports the failure at the test's line
         from mocks.engine.verification import CallCriteria, verify_calls
 
         control = self._require_control()
