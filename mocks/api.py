@@ -434,8 +434,12 @@ def export_config(request: HttpRequest, format: str = "json", name: str | None =
 @config_router.get("/config/schema", summary="JSON Schema of the config file",
                    openapi_extra=oa.answers({200: {
                        "$schema": "https://json-schema.org/draft/2020-12/schema",
-                       "title": "mockd config file", "type": "object",
-                       "properties": {"version": {"type": "string"}}}},
+                       "title": "mockd configuration file",
+                       "description": "A mockd configuration file (YAML or JSON): mocks, "
+                                      "tables, extend bindings, imports, custom operations "
+                                      "and server settings.",
+                       "additionalProperties": False, "type": "object",
+                       "properties": {"version": {"type": "string"}}, "$defs": {}}},
                        {200: {"type": "object", "description": "a JSON Schema"}}))
 def config_schema(request: HttpRequest) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a config file, built from the config models at run

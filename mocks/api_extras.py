@@ -186,7 +186,7 @@ def template(request: HttpRequest, template_id: str) -> dict[str, Any]:
 
 @router.get("/handlers", summary="Protocol handlers", tags=["dashboard"],
             openapi_extra=oa.answers({200: {"handlers": [{
-                "type": "http", "served": True, "configModel": "HTTPSpec", "mocks": 3,
+                "type": "http", "served": True, "configModel": "HttpMock", "mocks": 3,
                 "templates": 11}], "count": 1}}))
 def handlers(request: HttpRequest) -> dict[str, Any]:
     """``{handlers: [{type, served, configModel, mocks, templates}], count}`` in registry
