@@ -44,6 +44,7 @@ from ninja import Router
 
 from mockd_project.runtime import runtime
 from mocks.api import json_body
+from mocks.control import openapi_docs as oa
 from mocks.control.errors import AdminError
 from proxy.manager import ProxyError, manager
 
@@ -67,6 +68,22 @@ def _body(request: HttpRequest) -> Any:
     return json_body(request) if request.body.strip() else {}
 
 
+# What the OpenAPI document shows: answers of a running server (docs/proxy.md).
+_STATUS = {"running": True, "port": 8888, "host": "127.0.0.1", "mode": "record",
+           "sessionId": "sess_2077b4d40139ce59", "sessionName": "checkout",
+           "recordingCount": 3, "uptime": 42, "caEnabled": True, "fallthrough": "502"}
+_NOT_RUNNING = oa.error_example("not_running", "the proxy is not running; start it with POST "
+                                               "/proxy/start")
+_FILTERS = {"includePaths": ["/api/*"], "excludePaths": [], "includeHosts": [],
+            "excludeHosts": ["telemetry.example.com"]}
+_FILTERS_SCHEMA = {"type": "object", "properties": {
+    key: {"type": "array", "items": {"type": "string"}} for key in _FILTERS}}
+_CA = {"exists": True, "path": "/home/me/.local/share/mockd/ca",
+       "fingerprint": "AA:81:80:79:2D:AD:60:7F:4F:A8:3C:6D:35:A2:27:D6:73:AF:F7:BB:5D:2A:AC:B8:"
+                      "82:48:4E:CA:A9:28:13:9B",
+       "expiresAt": "2036-11-24T04:20:22Z", "organization": "mockd"}
+
+
 def _add_hook(hook: Any) -> None:
     runtime.shutdown_hooks.append(hook)
 
@@ -76,7 +93,25 @@ def _remove_hook(hook: Any) -> None:
         runtime.shutdown_hooks.remove(hook)
 
 
-@router.post("/proxy/start", summary="Start the recording proxy")
+@router.post("/proxy/start", summary="Start the recording proxy", openapi_extra=oa.doc(
+    oa.body({"port": 8888, "mode": "record", "sessionName": "checkout",
+             "filters": {"includePaths": ["/api/*"]}},
+            {"type": "object", "properties": {
+                "port": {"type": "integer", "default": 8888},
+                "mode": {"type": "string", "enum": ["record", "passthrough", "playback"],
+                         "default": "record"},
+                "sessionName": {"type": "string", "default": "default"},
+                "caPath": {"type": "string"}, "filters": _FILTERS_SCHEMA,
+                "host": {"type": "string", "default": "127.0.0.1"},
+                "fallthrough": {"type": "string", "default": "502"},
+                "upstreamCa": {"type": "string"}, "insecureUpstream": {"type": "boolean"},
+                "bodyCap": {"type": "integer"}}},
+            required=False, description="every key is optional"),
+    oa.answers({200: {**_STATUS, "recordingCount": 0, "uptime": 0},
+                400: oa.bad_request("port_error", "cannot listen on 127.0.0.1:8888: "
+                                                  "Address already in use"),
+                409: oa.error_example("already_running", "the proxy is already running on "
+                                      "port 8888; stop it first (POST /proxy/stop)")})))
 async def start_proxy(request: HttpRequest) -> dict[str, Any]:
     """The proxy status once listening; creates the session ``sessionName``."""
     try:
@@ -86,7 +121,8 @@ async def start_proxy(request: HttpRequest) -> dict[str, Any]:
         raise _admin_error(error) from None
 
 
-@router.post("/proxy/stop", summary="Stop the recording proxy")
+@router.post("/proxy/stop", summary="Stop the recording proxy", openapi_extra=oa.answers(
+    {200: {**_STATUS, "running": False}, 404: _NOT_RUNNING}))
 async def stop_proxy(request: HttpRequest) -> dict[str, Any]:
     """The final status with ``running: false``; 404 ``not_running``."""
     try:
@@ -95,7 +131,13 @@ async def stop_proxy(request: HttpRequest) -> dict[str, Any]:
         raise _admin_error(error) from None
 
 
-@router.put("/proxy/mode", summary="Change the proxy mode")
+@router.put("/proxy/mode", summary="Change the proxy mode", openapi_extra=oa.doc(
+    oa.body({"mode": "passthrough"}, {"type": "object", "required": ["mode"], "properties": {
+        "mode": {"type": "string", "enum": ["record", "passthrough", "playback"]}}}),
+    oa.answers({200: {**_STATUS, "mode": "passthrough"},
+                400: oa.bad_request("invalid_mode", "mode must be one of record, passthrough, "
+                                                    "playback, not 'replay'"),
+                404: _NOT_RUNNING})))
 async def put_mode(request: HttpRequest) -> dict[str, Any]:
     """``{mode: record|passthrough|playback}`` -> status."""
     body = json_body(request)
@@ -108,19 +150,25 @@ async def put_mode(request: HttpRequest) -> dict[str, Any]:
         raise _admin_error(error) from None
 
 
-@router.get("/proxy/status", summary="Proxy status")
+@router.get("/proxy/status", summary="Proxy status", openapi_extra=oa.answers(
+    {200: _STATUS}, descriptions={200: "The running proxy; {\"running\": false} while it "
+                                       "is stopped"}))
 async def proxy_status(request: HttpRequest) -> dict[str, Any]:
     """``{running: false}`` or the running proxy's port, mode, session and counts."""
     return manager.status()
 
 
-@router.get("/proxy/filters", summary="Recording filters")
+@router.get("/proxy/filters", summary="Recording filters",
+            openapi_extra=oa.answers({200: _FILTERS}))
 async def get_filters(request: HttpRequest) -> dict[str, Any]:
     """``{includePaths, excludePaths, includeHosts, excludeHosts}``."""
     return manager.filters.document()
 
 
-@router.put("/proxy/filters", summary="Replace the recording filters")
+@router.put("/proxy/filters", summary="Replace the recording filters", openapi_extra=oa.doc(
+    oa.body({"includePaths": ["/api/*"], "excludeHosts": ["telemetry.example.com"]},
+            _FILTERS_SCHEMA),
+    oa.answers({200: _FILTERS, 400: oa.BAD_JSON})))
 async def put_filters(request: HttpRequest) -> dict[str, Any]:
     """The filters as stored; 400 ``validation_error`` naming the key."""
     try:
@@ -129,13 +177,22 @@ async def put_filters(request: HttpRequest) -> dict[str, Any]:
         raise _admin_error(error) from None
 
 
-@router.get("/proxy/ca", summary="Proxy CA status")
+@router.get("/proxy/ca", summary="Proxy CA status", openapi_extra=oa.answers({200: _CA}))
 async def ca_status(request: HttpRequest) -> dict[str, Any]:
     """``{exists, path?, fingerprint?, expiresAt?, organization?}``."""
     return manager.ca_status(_data_dir())
 
 
-@router.post("/proxy/ca", summary="Generate the proxy CA")
+@router.post("/proxy/ca", summary="Generate the proxy CA", response={201: None},
+             openapi_extra=oa.doc(
+                 oa.body({"caPath": "ca"}, {"type": "object", "properties": {
+                     "caPath": {"type": "string", "default": "ca",
+                                "description": "relative to the data dir, no '..'"}}},
+                         required=False),
+                 oa.answers({201: _CA, 409: oa.error_example(
+                     "ca_exists", "a CA already exists in /home/me/.local/share/mockd/ca; "
+                                  "download it with GET /proxy/ca/download or choose another "
+                                  "caPath")})))
 async def generate_ca(request: HttpRequest) -> HttpResponse:
     """201 with the CA status; 409 ``ca_exists``; 400 for a caPath leaving the data dir."""
     body = _body(request)
@@ -150,7 +207,12 @@ async def generate_ca(request: HttpRequest) -> HttpResponse:
     return HttpResponse(orjson.dumps(document), status=201, content_type="application/json")
 
 
-@router.get("/proxy/ca/download", summary="Download the proxy CA certificate")
+@router.get("/proxy/ca/download", summary="Download the proxy CA certificate",
+            openapi_extra=oa.answers({
+                200: oa.Raw("-----BEGIN CERTIFICATE-----\nMIIBmjCCAT+gAwIBAgIUWFlO9vwchb1b"
+                            "...\n-----END CERTIFICATE-----\n", "application/x-pem-file"),
+                404: oa.error_example("no_ca", "no proxy CA exists yet; create one with POST "
+                                               "/proxy/ca or 'mockd proxy ca generate'")}))
 async def download_ca(request: HttpRequest) -> HttpResponse:
     """The CA certificate (PEM) as an attachment; 404 ``no_ca``."""
     try:
@@ -187,7 +249,9 @@ def _grpc_store() -> Any:
     return current()
 
 
-@router.get("/recordings/grpc", summary="gRPC recordings")
+@router.get("/recordings/grpc", summary="gRPC recordings", openapi_extra=oa.answers({
+    200: {"recordings": [], "total": 0, "limit": 100, "offset": 0},
+    400: oa.bad_request("validation_error", "limit must be 0-1000")}))
 async def list_grpc_recordings(request: HttpRequest) -> dict[str, Any]:
     """``{recordings, total, limit, offset}``: gRPC calls recorded through the proxy, oldest
     first; filters ``sessionId`` (or ``session``), ``service``, ``method``; 400
@@ -207,7 +271,28 @@ async def list_grpc_recordings(request: HttpRequest) -> dict[str, Any]:
     return {"recordings": found, "total": total, "limit": limit, "offset": offset}
 
 
-@router.post("/recordings/grpc/convert", summary="gRPC recordings to grpc mocks")
+@router.post("/recordings/grpc/convert", summary="gRPC recordings to grpc mocks",
+             openapi_extra=oa.doc(
+                 oa.body({"sessionId": "sess_2077b4d40139ce59", "port": 50051},
+                         {"type": "object", "additionalProperties": False, "properties": {
+                             "sessionId": {"type": "string"},
+                             "recordingIds": {"type": "array", "items": {"type": "string"}},
+                             "port": {"type": "integer", "minimum": 1, "maximum": 65535}}},
+                         required=False),
+                 oa.answers({200: {"config": {"mocks": [{
+                                 "id": "grpc-127-0-0-1-50051", "name": "gRPC 127.0.0.1:50051",
+                                 "type": "grpc", "grpc": {
+                                     "port": 50051,
+                                     "protoSources": {"shop.proto": 'syntax = "proto3";\n'
+                                                                    "package shop;\n..."},
+                                     "reflection": True,
+                                     "services": {"shop.Orders": {"methods": {"GetOrder": {
+                                         "response": {"id": "o-1"}}}}},
+                                     "protoFile": "shop.proto"}}]},
+                                   "count": 1},
+                             400: oa.bad_request("no_recordings",
+                                                 "no gRPC recordings were selected"),
+                             404: oa.not_found("no session 'sess_2077b4d40139ce59'")})))
 async def convert_grpc_recordings(request: HttpRequest) -> dict[str, Any]:
     """``{sessionId?, recordingIds?, port?}`` -> ``{config: {mocks}, count (mocks),
     warnings?}``:
