@@ -76,9 +76,11 @@ def admin_api(dashboard_server) -> Iterator[httpx.Client]:
         yield client
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium for the test session (per xdist worker)."""
+    """One headless Chromium per test module. Not per session: Playwright's sync API keeps an
+    asyncio event loop running in the main thread while it is started, and every later test
+    of the same worker that calls ``asyncio.run`` would fail."""
     executable = chromium_executable()
     from playwright.sync_api import sync_playwright
 

@@ -70,7 +70,7 @@ def test_engine_writes_no_files_that_outlive_it(tmp_path):
         "engine.log", "mocks.yaml"]
 
 
-def test_engine_is_ready_in_under_a_second(tmp_path):
+def test_engine_is_ready_in_seconds_not_tens(tmp_path):
     config = write_config(tmp_path / "mocks.yaml", HELLO)
     started = time.monotonic()
     with MockdProcess([MOCKD, "engine", "-c", str(config), "--port", "0", "--print-url"],
@@ -78,8 +78,10 @@ def test_engine_is_ready_in_under_a_second(tmp_path):
         engine.base = engine.wait_url_line()
         engine.wait_healthy(engine.base + "/health")
         elapsed = time.monotonic() - started
-    # The target is well under one second; allow CI noise on a loaded 2-core machine.
-    assert elapsed < 2.0, f"engine took {elapsed:.2f}s to become healthy"
+    # A guard against a start that regresses by whole seconds (an eager import of every
+    # protocol, a blocking call); the figure itself is bench/engine_start.py's. The bound
+    # leaves room for a 2-core machine running two test workers and browsers.
+    assert elapsed < 5.0, f"engine took {elapsed:.2f}s to become healthy"
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
