@@ -520,7 +520,8 @@ def import_config(request: HttpRequest, replace: bool | None = None,
 
 @requests_router.get("/requests", summary="Request log", openapi_extra=oa.answers({
     200: {"requests": [oa.REQUEST_EXAMPLE], "count": 1, "total": 1},
-    400: oa.bad_request("validation_error", "limit: must be between 0 and 10000, got 99999")},
+    400: oa.bad_request("validation_error", "limit: Input should be less than or equal to "
+                                            "10000")},
     engine=True))
 async def list_requests(
         request: HttpRequest, limit: int = Query(100, ge=0, le=MAX_LIMIT),
