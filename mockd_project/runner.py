@@ -540,6 +540,29 @@ def setup_admin_database(options: RunOptions) -> Path:
     return Path(settings.DATA_DIR)
 
 
+def _migrate(options: RunOptions) -> None:
+    """``migrate`` the admin database; a new data-dir database starts from the schema
+    template when there is one, and leaves one for the next first start when not
+    (:mod:`mockd_project.schema_cache`)."""
+    from django.conf import settings
+    from django.core.management import call_command
+
+    database = Path(str(settings.DATABASES["default"]["NAME"]))
+    fresh = (not options.no_persist and not os.environ.get("MOCKD_DATABASE")
+             and not str(database).startswith("file:") and not database.exists())
+    template = None
+    if fresh:
+        from mockd_project import schema_cache
+
+        template = schema_cache.seed_from_template(database)
+    call_command("migrate", verbosity=0, interactive=False)
+    if template is not None:
+        from django.db import connection
+
+        connection.close()  # the template is read from the file, with the WAL checkpointed
+        schema_cache.save_template(database, template)
+
+
 def start_control_plane(options: RunOptions, config: Any) -> tuple[int, int]:
     """Full mode, after Django is set up: migrate the database, load the definitions into the
     engine (the ``-c`` file replaces the stored ones, notes §15; with ``--merge`` the stored
@@ -550,12 +573,11 @@ def start_control_plane(options: RunOptions, config: Any) -> tuple[int, int]:
     :class:`StartupFailure` (exit 2) when the stored or given definitions do not compile.
     """
     from django.conf import settings
-    from django.core.management import call_command
 
     from mockd_project import auth
     from mocks.control import configuration, errors
 
-    call_command("migrate", verbosity=0, interactive=False)
+    _migrate(options)
     dropped = (len(configuration.stored_mocks_beside(config))
                if config is not None and not options.merge else 0)
     try:

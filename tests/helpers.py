@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -143,9 +144,16 @@ def write_config(path: Path, config: Any) -> Path:
     return path
 
 
+#: The schema-template folder shared by the servers of one test run (per user).
+SCHEMA_CACHE = os.path.join(tempfile.gettempdir(), f"mockd-test-schema-{os.getuid()}")
+
+
 def isolated_env(home: Path, **extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("XDG_", "MOCKD_"))}
     env["HOME"] = str(home)
+    # One admin-schema template for every server the tests start (each test has its own
+    # HOME, so the default cache folder would be per test).
+    env["MOCKD_SCHEMA_CACHE"] = SCHEMA_CACHE
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost,::1"
     env.update(extra)
     return env
