@@ -195,6 +195,9 @@ class ServerConfig(_Strict):
             default 30).
         max_connections: ``maxConnections``: concurrent connection cap (parsed; 0 = none).
         tls, mtls, cors, rate_limit, chaos: the blocks above (``rateLimit`` for rate_limit).
+        state_store: ``stateStore``: Redis URL keeping the tables
+            (``redis://host:port/db``) so that engine replicas share them; ``--state-store``
+            wins (see :mod:`tables.state_options`).
 
     Errors: an unknown key -> ``serverConfig.<key>: unknown key``; a port outside 1-65535 ->
     ``serverConfig.<key>: Input should be ...``.
@@ -215,6 +218,17 @@ class ServerConfig(_Strict):
     cors: CorsConfig | None = None
     rate_limit: RateLimitConfig | None = Field(None, alias="rateLimit")
     chaos: Annotated[Any, CHAOS_CONFIG] | None = None
+    state_store: str | None = Field(None, alias="stateStore", min_length=1, max_length=2048)
+
+    @field_validator("state_store")
+    @classmethod
+    def _state_store_url(cls, value: str | None) -> str | None:
+        from tables.state_options import check_url, redacted_url
+
+        problem = check_url(value) if value is not None else None
+        if problem is not None:
+            raise ValueError(f"{redacted_url(value)}: {problem}")
+        return value
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:

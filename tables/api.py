@@ -350,10 +350,11 @@ async def _write_item(control: Any, action: str, name: str, item_id: str,
     """Run ``update`` or ``delete`` of item ``item_id`` of table ``name`` on the engine's
     table store, with the rules of a bound ``update``/``delete`` (validation, id and
     ``createdAt`` kept) and none of a binding's transforms. Runs on the engine loop (the
-    admin API shares it) and awaits nothing while touching the store. Raises
+    admin API shares it); the in-memory store awaits nothing while touching the items. Raises
     :class:`AdminError` 404 ``Item not found`` / ``Table not found: <name>``, 400
     ``validation_error``."""
-    result = control.table_store.execute(OperationRequest(action, name, item_id, body=body))
+    result = await control.table_store.execute_async(OperationRequest(action, name, item_id,
+                                                                      body=body))
     if result.error is not None:
         raise _admin_error(result.error, "item")
     return result.item

@@ -381,7 +381,19 @@ class BoundAction:
             operation = self.operation_request(request, path_params)
         except TableError as error:
             return error.status, orjson.dumps(error_body(error, self._transform_of(None))), []
-        result = self.store.execute(operation)
+        return self.answer_of(self.store.execute(operation))
+
+    async def answer_async(self, request: MockRequest,
+                           path_params: dict[str, str]) -> tuple[int, bytes, list[str]]:
+        """:meth:`answer` through the store's async entry point (a shared state store)."""
+        try:
+            operation = self.operation_request(request, path_params)
+        except TableError as error:
+            return error.status, orjson.dumps(error_body(error, self._transform_of(None))), []
+        return self.answer_of(await self.store.execute_async(operation))
+
+    def answer_of(self, result: OperationResult) -> tuple[int, bytes, list[str]]:
+        """``(status, JSON body bytes or b"", warning messages)`` of a store result."""
         transform = self._transform_of(result)
         warnings = [issue.message for issue in result.warnings]
         if result.error is not None:
@@ -431,7 +443,10 @@ class BoundAction:
         """Answer from the table; sleeps ``delayMs`` first. Returns the status sent."""
         if self.delay_seconds:
             await asyncio.sleep(self.delay_seconds)
-        status, body, warnings = self.answer(request, path_params)
+        if self.store.remote:
+            status, body, warnings = await self.answer_async(request, path_params)
+        else:
+            status, body, warnings = self.answer(request, path_params)
         if status in (204, 304):
             body = b""  # these statuses carry no body (RFC 9110 §15.3.5)
         headers = self._render_headers(request, path_params, state)

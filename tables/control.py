@@ -31,8 +31,9 @@ Errors use the admin body ``{error, message}``: 404 ``not_found``, 409 ``conflic
 step answers its ``errorStatus`` with ``validation_error`` and its ``errorMessage``, a
 ``read`` of a missing item 404 ``not_found``, anything else 400 ``execution_failed``.
 
-Concurrency: every method runs on the engine's event loop; none awaits while touching the
-store, so each is atomic with respect to data-plane requests.
+Concurrency: every method runs on the engine's event loop. On the in-memory store none awaits
+while touching the store, so each is atomic with respect to data-plane requests; on the Redis
+store (:mod:`tables.redis_store`) each write is one Redis transaction.
 
 No Django.
 """
@@ -53,7 +54,7 @@ from tables.config import TableConfig
 from tables.errors import TableError
 from tables.operations import (REGISTERED_MESSAGE, OperationError, OperationRegistry,
                          compile_operation, operation_config_of, operations_of,
-                         run_custom_operation)
+                         run_custom_operation, run_custom_operation_async)
 from tables.store import OperationRequest, TableStore
 from tables.transforms import list_envelope
 
@@ -99,27 +100,27 @@ class TableControl:
     async def state_overview(self, include: NameFilter = None) -> dict[str, Any]:
         """``{resources: [{name, itemCount, seedCount, idField, parentField?}], total,
         totalItems, resourceList}`` of the tables ``include`` accepts (None: every table)."""
-        return self.table_store.overview(include)
+        return await self.table_store.overview_async(include)
 
     async def table_resources(self, include: NameFilter = None) -> list[dict[str, Any]]:
         """Every table ``include`` accepts (None: all) as ``{name, itemCount, seedCount,
         idField, parentField?}``."""
-        return [table.info() for table in self.table_store.tables.values()
-                if include is None or include(table.name)]
+        return await self.table_store.resources_async(include)
 
     async def table_resource(self, name: str) -> dict[str, Any] | None:
         """One table's resource record, or None."""
-        table = self.table_store.tables.get(name)
-        return table.info() if table is not None else None
+        if name not in self.table_store.tables:
+            return None
+        return (await self.table_store.resources_async(lambda table: table == name))[0]
 
     async def reset_tables(self, name: str | None = None, include: NameFilter = None) -> int:
         """Restore seed data of table ``name`` (404 :class:`TableError`) or of every table
         ``include`` accepts (None: all); returns how many tables were reset."""
-        return self.table_store.reset(name, include)
+        return await self.table_store.reset_async(name, include)
 
     async def clear_table(self, name: str) -> int:
         """Remove every item of ``name`` without restoring seeds; returns items removed."""
-        return self.table_store.clear(name)
+        return await self.table_store.clear_async(name)
 
     async def register_table(self, document: Any) -> dict[str, Any]:
         """Add a table at runtime: ``{name, idField, message}``. Raises :class:`TableError`
@@ -130,19 +131,20 @@ class TableControl:
 
     async def unregister_table(self, name: str) -> bool:
         """Remove a table and its items; returns whether it existed."""
-        return self.table_store.unregister(name)
+        return await self.table_store.unregister_async(name)
 
     async def table_items(self, name: str,
                           query: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
         """``{data, meta}`` of a list query over ``name`` (raw items, no transform)."""
-        result = self.table_store.execute(OperationRequest("list", name, query=query))
+        result = await self.table_store.execute_async(OperationRequest("list", name,
+                                                                       query=query))
         if result.error is not None:
             raise result.error
         return list_envelope(result.items or [], result.meta)
 
     async def table_item(self, name: str, item_id: str) -> dict[str, Any]:
         """One raw item; raises :class:`TableError` 404."""
-        result = self.table_store.execute(OperationRequest("get", name, item_id))
+        result = await self.table_store.execute_async(OperationRequest("get", name, item_id))
         if result.error is not None:
             raise result.error
         return result.item
@@ -150,7 +152,8 @@ class TableControl:
     async def create_table_item(self, name: str, body: Any) -> dict[str, Any]:
         """Create an item (validation and id rules as for a bound create); raises
         :class:`TableError` (404, 409, 400, 507)."""
-        result = self.table_store.execute(OperationRequest("create", name, body=body))
+        result = await self.table_store.execute_async(OperationRequest("create", name,
+                                                                       body=body))
         if result.error is not None:
             raise result.error
         return result.item
@@ -199,7 +202,10 @@ class TableControl:
         Raises :class:`TableError` 404 (unknown operation) or
         :class:`~tables.operations.OperationError` (see :func:`operation_error_of`).
         """
-        return run_custom_operation(self.table_store, name, input_value)
+        store = self.table_store
+        if store.remote:
+            return await run_custom_operation_async(store, name, input_value)
+        return run_custom_operation(store, name, input_value)
 
 
 # ---------------------------------------------------------------------------- HTTP face
@@ -228,6 +234,8 @@ def admin_error_of(error: TableError, subject: str = "") -> tuple[int, dict[str,
         return 507, {"error": "capacity_exceeded", "message": error.message}
     if error.code == errors.PAYLOAD_TOO_LARGE:
         return 413, {"error": "body_too_large", "message": error.message}
+    if error.code == errors.STATE_STORE_UNAVAILABLE:
+        return 503, error.body()
     body: dict[str, Any] = {"error": "validation_error", "message": error.message}
     if error.details:
         body["details"] = {"errors": error.details}
@@ -241,6 +249,8 @@ def operation_error_of(error: TableError, name: str) -> tuple[int, dict[str, Any
     anything else -> 400 ``execution_failed``."""
     if isinstance(error, OperationError):
         return error.status, error.admin_body()
+    if error.code == errors.STATE_STORE_UNAVAILABLE:
+        return 503, error.body()
     if error.code == errors.NOT_FOUND:
         return 404, {"error": "not_found", "message": f"Custom operation not found: {name}"}
     return 400, {"error": "execution_failed", "message": error.message}

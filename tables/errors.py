@@ -22,10 +22,11 @@ VALIDATION_ERROR = "VALIDATION_ERROR"
 PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
 CAPACITY_EXCEEDED = "CAPACITY_EXCEEDED"
 INTERNAL_ERROR = "INTERNAL_ERROR"
+STATE_STORE_UNAVAILABLE = "STATE_STORE_UNAVAILABLE"
 
 #: HTTP status of each code (anything else: 500).
 STATUS_OF_CODE = {NOT_FOUND: 404, CONFLICT: 409, VALIDATION_ERROR: 400, PAYLOAD_TOO_LARGE: 413,
-                  CAPACITY_EXCEEDED: 507, INTERNAL_ERROR: 500}
+                  CAPACITY_EXCEEDED: 507, INTERNAL_ERROR: 500, STATE_STORE_UNAVAILABLE: 503}
 
 #: Table write limit in bytes (behavior notes §18: 1 MiB).
 MAX_WRITE_BYTES = 1024 * 1024
@@ -97,6 +98,20 @@ def capacity_exceeded(table: str, max_items: int) -> TableError:
     return TableError(CAPACITY_EXCEEDED,
                       f'resource "{table}" has reached its maximum capacity of {max_items} items',
                       table=table, hint="Delete items, reset the table or raise maxItems")
+
+
+class StateStoreUnavailable(TableError):
+    """503: the shared state store (Redis) cannot be reached or keeps changing under a write.
+    Its body is the admin error shape ``{"error": "state_store_unavailable", "message"}`` on
+    every surface (issue #32 "Bad input")."""
+
+    def __init__(self, message: str):
+        super().__init__(STATE_STORE_UNAVAILABLE, message,
+                         hint="Check the Redis server of --state-store")
+
+    def body(self) -> dict[str, Any]:
+        """``{"error": "state_store_unavailable", "message": ...}``."""
+        return {"error": "state_store_unavailable", "message": self.message}
 
 
 def bad_request(table: str, message: str, *, field: str = "") -> TableError:

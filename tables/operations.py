@@ -722,6 +722,16 @@ def run_custom_operation(store: TableStore, name: str, input_value: Any) -> Any:
     return SUCCESS if result.value is None else result.value
 
 
+async def run_custom_operation_async(store: TableStore, name: str, input_value: Any) -> Any:
+    """:func:`run_custom_operation` through the store's async entry point (a shared state
+    store, where the run is one transaction)."""
+    result = await store.execute_async(OperationRequest("custom", "", body=input_value,
+                                                        operation=name))
+    if result.error is not None:
+        raise result.error
+    return SUCCESS if result.value is None else result.value
+
+
 def operation_binding(name: str, source: str) -> BindingSpec:
     """The binding of an HTTP mock's ``statefulOperation: <name>``: the same ``custom``
     action an extend binding with ``operation`` gives (path parameters join the input; the

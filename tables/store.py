@@ -260,6 +260,19 @@ class RuntimeTable:
         self._clock = clock
         self.reset()
 
+    @classmethod
+    def loaded(cls, definition: TableDefinition, clock: Clock, items: dict[str, dict[str, Any]],
+               sequence: int, origin: str = "config") -> "RuntimeTable":
+        """A table holding ``items`` (read from a shared state store) instead of its seed
+        data; ``items`` is used as it is, not copied."""
+        table = cls.__new__(cls)
+        table.definition = definition
+        table.items = items
+        table.sequence = sequence
+        table.origin = origin
+        table._clock = clock
+        return table
+
     @property
     def name(self) -> str:
         """The table name."""
@@ -427,7 +440,13 @@ class RuntimeTable:
 
 
 class TableStore:
-    """Every runtime table of one engine, and :meth:`execute`.
+    """Every runtime table of one engine, and :meth:`execute`: the in-memory state store.
+
+    The state-store interface shared with :class:`tables.redis_store.RedisTableStore`: the
+    sync methods (:meth:`execute`, :meth:`reset`...) and their ``*_async`` forms, which
+    callers that can await use (the HTTP binding, the engine-control side). ``remote`` is
+    False here: the sync methods hold the data and the async forms only call them, so the
+    in-memory path costs no await.
 
     Attributes:
         tables: ``{name: RuntimeTable}``.
@@ -436,10 +455,46 @@ class TableStore:
             answers 404 ``custom operation "<name>" not found``.
     """
 
+    #: True when the data lives elsewhere and only the ``*_async`` methods reach it.
+    remote = False
+
     def __init__(self) -> None:
         self.tables: dict[str, RuntimeTable] = {}
         self.clock = Clock()
         self.custom_runner: CustomRunner | None = None
+
+    # ------------------------------------------------------------------ async interface
+    async def execute_async(self, request: OperationRequest) -> OperationResult:
+        """:meth:`execute` (the form a shared store implements with I/O)."""
+        return self.execute(request)
+
+    async def reset_async(self, name: str | None = None,
+                          include: Callable[[str], bool] | None = None) -> int:
+        """:meth:`reset`."""
+        return self.reset(name, include)
+
+    async def clear_async(self, name: str) -> int:
+        """:meth:`clear`."""
+        return self.clear(name)
+
+    async def resources_async(self, include: Callable[[str], bool] | None = None
+                              ) -> list[dict[str, Any]]:
+        """``[{name, itemCount, seedCount, idField, parentField?}]`` of the tables
+        ``include`` accepts (None: all)."""
+        return [table.info() for table in self.tables.values()
+                if include is None or include(table.name)]
+
+    async def overview_async(self, include: Callable[[str], bool] | None = None
+                             ) -> dict[str, Any]:
+        """:meth:`overview` with the counts of :meth:`resources_async`."""
+        return overview_of(await self.resources_async(include))
+
+    async def unregister_async(self, name: str) -> bool:
+        """:meth:`unregister`."""
+        return self.unregister(name)
+
+    async def close(self) -> None:
+        """Release connections (nothing to release in memory)."""
 
     # ------------------------------------------------------------------ definitions
     def apply_definitions(self, definitions: Iterable[TableDefinition]) -> None:
@@ -515,11 +570,8 @@ class TableStore:
         """``{resources: [{name, itemCount, seedCount, idField, parentField?}], total,
         totalItems, resourceList}`` (behavior notes §1 "State"); ``include`` (a table-name
         predicate) narrows it, e.g. to one workspace's tables."""
-        resources = [table.info() for table in self.tables.values()
-                     if include is None or include(table.name)]
-        return {"resources": resources, "total": len(resources),
-                "totalItems": sum(resource["itemCount"] for resource in resources),
-                "resourceList": [resource["name"] for resource in resources]}
+        return overview_of([table.info() for table in self.tables.values()
+                            if include is None or include(table.name)])
 
     # ------------------------------------------------------------------ the entry point
     def execute(self, request: OperationRequest) -> OperationResult:
@@ -625,3 +677,11 @@ class TableStore:
             transform = target.definition.transform
             expanded[name] = transform.item(related) if transform is not None else related
         return expanded if expanded is not None else item
+
+
+def overview_of(resources: list[dict[str, Any]]) -> dict[str, Any]:
+    """``{resources, total, totalItems, resourceList}`` of resource records (behavior notes
+    §1 "State")."""
+    return {"resources": resources, "total": len(resources),
+            "totalItems": sum(resource["itemCount"] for resource in resources),
+            "resourceList": [resource["name"] for resource in resources]}

@@ -201,7 +201,7 @@ def error_body(error: TableError, transform: CompiledTransform | None) -> dict[s
     names; ``inject`` adds constants; ``wrap`` nests it all under one key.
     """
     errors = transform._errors if transform is not None else None
-    if errors is None:
+    if errors is None or error.status == 503:  # state store down: one shape everywhere
         return error.body()
     sources: dict[str, Any] = {"message": error.message, "resource": error.table,
                                "id": error.item_id, "field": error.field}

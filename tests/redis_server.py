@@ -26,7 +26,9 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
+
+import pytest
 
 from tests.helpers import free_port
 from tests.thirdparty import tool_missing
@@ -143,3 +145,85 @@ def start_redis(directory: Path) -> RedisServer:
     """Start a ``redis-server`` in ``directory`` on a free loopback port; returns once it
     answers ``PING``. Skips (fails under CI) when ``redis-server`` is missing."""
     return RedisServer(redis_server_path(), directory).start()
+
+
+def sync_redis_table_store(url: str, loop: Any, namespace: str = "test") -> Any:
+    """A :class:`tables.redis_store.RedisTableStore` with the sync interface of the in-memory
+    store (``execute``, ``reset``, ``clear``, ``overview``) and ``items(table)``, each call
+    run to completion on ``loop`` (an event loop not running): lets the store-level table
+    tests run unchanged against Redis."""
+    from tables.redis_store import RedisTableStore
+    from tables.store import OperationRequest
+
+    class SyncRedisTableStore(RedisTableStore):
+        def execute(self, request: Any) -> Any:
+            return loop.run_until_complete(self.execute_async(request))
+
+        def reset(self, name: str | None = None, include: Any = None) -> int:
+            return loop.run_until_complete(self.reset_async(name, include))
+
+        def clear(self, name: str) -> int:
+            return loop.run_until_complete(self.clear_async(name))
+
+        def overview(self, include: Any = None) -> dict[str, Any]:
+            return loop.run_until_complete(self.overview_async(include))
+
+        def items(self, table: str) -> dict[str, dict[str, Any]]:
+            """Every stored item of ``table`` as ``{id key: item}`` in insertion order."""
+            async def read() -> Any:
+                await self._ensure(self.tables[table])
+                loaded = await self._read(OperationRequest("list", table), {table: "full"})
+                return dict(loaded[table].items)
+            return loop.run_until_complete(read())
+
+        def close_now(self) -> None:
+            loop.run_until_complete(self.close())
+
+    return SyncRedisTableStore(url, namespace)
+
+
+def items_of(store: Any, table: str) -> dict[str, dict[str, Any]]:
+    """The stored items of ``table`` (``{id key: item}``) of either store kind."""
+    if getattr(store, "remote", False):
+        return store.items(table)
+    return store.tables[table].items
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: Any) -> Iterator[RedisServer]:
+    """One ``redis-server`` for the test module (flush between tests yourself)."""
+    with start_redis(tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def redis_loop() -> Iterator[Any]:
+    """An event loop for :func:`sync_redis_table_store` stores of the module."""
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    yield loop
+    loop.close()
+
+
+@pytest.fixture(params=["memory", "redis"])
+def new_store(request: Any) -> Iterator[Callable[[], Any]]:
+    """A factory of empty table stores, once in memory and once on Redis (an emptied
+    module-wide ``redis-server``): the table suite runs against both implementations."""
+    from tables.store import TableStore
+
+    if request.param == "memory":
+        yield TableStore
+        return
+    server = request.getfixturevalue("redis_server")
+    loop = request.getfixturevalue("redis_loop")
+    server.flush()
+    made: list[Any] = []
+
+    def factory() -> Any:
+        made.append(sync_redis_table_store(server.url, loop))
+        return made[-1]
+
+    yield factory
+    for store in made:
+        store.close_now()

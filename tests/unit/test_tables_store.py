@@ -1,5 +1,6 @@
 """The table store and its one entry point ``execute`` (SPEC "Table", "Extend binding" rule 5,
-"States and transitions"; behavior notes §6; STYLE §6)."""
+"States and transitions"; behavior notes §6; STYLE §6). Every test runs twice: on the
+in-memory store and on the Redis store (``new_store``)."""
 from __future__ import annotations
 
 import pytest
@@ -7,6 +8,17 @@ import pytest
 from mocks.core.errors import ConfigError
 from tables.config import TableConfig
 from tables.store import (OperationRequest, TableDefinition, TableStore, compile_tables)
+from tests.redis_server import items_of, new_store, redis_loop, redis_server  # noqa: F401
+
+#: The store factory of the running test (in memory or Redis; set by ``_backend``).
+BACKEND = {"new": TableStore}
+
+
+@pytest.fixture(autouse=True)
+def _backend(new_store):  # noqa: F811 - the fixture imported above
+    BACKEND["new"] = new_store
+    yield
+    BACKEND["new"] = TableStore
 
 
 def definition(**config) -> TableDefinition:
@@ -14,7 +26,7 @@ def definition(**config) -> TableDefinition:
 
 
 def store_of(*tables: dict) -> TableStore:
-    store = TableStore()
+    store = BACKEND["new"]()
     store.apply_definitions([definition(**table) for table in tables])
     return store
 
@@ -46,7 +58,8 @@ def test_create_generates_an_id_and_stamps_the_item(store):
     item = result.item
     assert item["name"] == "Cy" and len(item["id"]) == 36
     assert item["createdAt"] == item["updatedAt"] != "ignored"
-    assert run(store, "get", id=item["id"]).item is item
+    stored = run(store, "get", id=item["id"]).item
+    assert stored is item if not store.remote else stored == item
 
 
 def test_create_with_existing_id_is_409(store):
@@ -77,7 +90,7 @@ def test_get_missing_item_is_404_with_the_message(store):
 
 
 def test_unknown_table_is_404_resource_not_found():
-    error = run(TableStore(), "list", "ghosts").error
+    error = run(BACKEND["new"](), "list", "ghosts").error
     assert error.message == 'resource "ghosts" not found' and error.status == 404
 
 
@@ -173,7 +186,7 @@ def test_expand_inlines_related_items_through_their_table_transform():
     assert item["customer"]["name"] == "Ada" and item["customer"]["object"] == "customer"
     assert item["email"]["id"] == "cus_1"
     assert item["plain"] == "cus_1"
-    stored = store.tables["charges"].items["ch_1"]
+    stored = items_of(store, "charges")["ch_1"]
     assert stored["customer"] == "cus_1"
 
 
@@ -191,7 +204,7 @@ def test_apply_definitions_keeps_items_when_the_data_identity_is_unchanged(store
     store.apply_definitions([definition(name="users", seedData=[
         {"id": "1", "name": "Ada", "role": "admin"}, {"id": "2", "name": "Bob", "role": "dev"}],
         response={"fields": {"hide": ["role"]}})])
-    assert "3" in store.tables["users"].items
+    assert "3" in items_of(store, "users")
     assert store.tables["users"].definition.transform is not None
 
 
@@ -199,23 +212,23 @@ def test_apply_definitions_restarts_a_changed_table_and_drops_removed_ones(store
     run(store, "create", body={"id": "3"})
     store.apply_definitions([definition(name="users", seedData=[{"id": "9"}]),
                              definition(name="new")])
-    assert list(store.tables["users"].items) == ["9"]
+    assert list(items_of(store, "users")) == ["9"]
     assert set(store.tables) == {"users", "new"}
     store.apply_definitions([])
     assert store.tables == {}
 
 
 def test_runtime_registered_tables_survive_config_reloads():
-    store = TableStore()
+    store = BACKEND["new"]()
     store.register(TableConfig(name="widgets"))
     run(store, "create", "widgets", body={"id": "w"})
     store.apply_definitions([definition(name="other")])
-    assert "w" in store.tables["widgets"].items
+    assert "w" in items_of(store, "widgets")
     assert run(store, "create", "widgets", body={}).ok
 
 
 def test_register_conflict_and_unregister():
-    store = TableStore()
+    store = BACKEND["new"]()
     store.register(TableConfig(name="w"))
     with pytest.raises(Exception) as raised:
         store.register(TableConfig(name="w"))
@@ -227,9 +240,9 @@ def test_reset_restores_seed_data_and_clear_empties(store):
     run(store, "delete", id="1")
     run(store, "create", body={"id": "x"})
     assert store.reset("users") == 1
-    assert sorted(store.tables["users"].items) == ["1", "2"]
-    assert store.clear("users") == 2 and store.tables["users"].items == {}
-    assert store.reset() == 1 and len(store.tables["users"].items) == 2
+    assert sorted(items_of(store, "users")) == ["1", "2"]
+    assert store.clear("users") == 2 and items_of(store, "users") == {}
+    assert store.reset() == 1 and len(items_of(store, "users")) == 2
     with pytest.raises(Exception) as raised:
         store.reset("nope")
     assert raised.value.status == 404
@@ -258,7 +271,7 @@ def test_custom_id_field():
     store = store_of({"name": "products", "idField": "sku", "seedData": [{"sku": "A-1"}]})
     assert run(store, "get", "products", id="A-1").item == {
         "sku": "A-1", **{key: value for key, value in
-                         store.tables["products"].items["A-1"].items() if key != "sku"}}
+                         items_of(store, "products")["A-1"].items() if key != "sku"}}
     created = run(store, "create", "products", body={"name": "x"}).item
     assert "sku" in created and "id" not in created
 
@@ -283,8 +296,8 @@ def test_yaml_dates_in_seed_data_become_rfc3339_text():
         "tables:\n  - name: t\n    seedData:\n      - {id: a, day: 2024-01-02, "
         "at: 2024-01-02T03:04:05Z}\n"))
     assert isinstance(config.tables[0].seed_data[0]["day"], datetime.date)
-    store = TableStore()
+    store = BACKEND["new"]()
     store.apply_definitions([TableDefinition(config.tables[0])])
-    item = store.tables["t"].items["a"]
+    item = items_of(store, "t")["a"]
     assert (item["day"], item["at"]) == ("2024-01-02", "2024-01-02T03:04:05Z")
     assert run(store, "list", "t", query={"day": ["2024-01-02"]}).items == [item]
