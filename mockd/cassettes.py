@@ -118,22 +118,61 @@ def convert_recordings(http: list[dict[str, Any]],
     return fragment
 
 
+_CA_LOCK = threading.Lock()
+_CA: dict[str, Any] = {}
+
+
+def recording_ca() -> Any:
+    """The process's recording CA (a :class:`proxy.ca.CertificateAuthority`), generated on
+    first use into a private temporary folder (0700, removed at exit): the recording proxy
+    presents leaf certificates of it to HTTPS clients, which trust its ``ca.crt``
+    (``.directory / "ca.crt"``). Generating it costs a few milliseconds (ECDSA P-256)."""
+    with _CA_LOCK:
+        ca = _CA.get("ca")
+        if ca is None:
+            import atexit
+            import shutil
+            import tempfile
+
+            from proxy.ca import generate_ca
+
+            folder = Path(tempfile.mkdtemp(prefix="mockd-recording-ca-"))
+            atexit.register(shutil.rmtree, folder, True)
+            ca = _CA["ca"] = generate_ca(folder / "ca", common_name="mockd recording CA")
+        return ca
+
+
+def client_ssl_context(ca_file: str | Path) -> Any:
+    """An :class:`ssl.SSLContext` for clients that trusts the PEM CA ``ca_file`` (and the
+    system CAs): httpx's ``verify=``, websockets' ``ssl=``."""
+    import ssl
+
+    context = ssl.create_default_context()
+    context.load_verify_locations(cafile=str(ca_file))
+    return context
+
+
 class Recorder:
     """The recording proxy of one test in record mode.
 
     ``start()`` binds the proxy on ``127.0.0.1`` (a free port) in a background thread;
-    :attr:`url` is its address (``http://127.0.0.1:<port>``), to be used as the HTTP client's
-    proxy. ``finish()`` stops it, waits for the queued recordings and returns the converted
-    fragment (:func:`convert_recordings`). Upstream TLS is verified with the system store
+    :attr:`url` is its address (``http://127.0.0.1:<port>``), to be used as the client's
+    proxy (HTTP requests, ``CONNECT`` for HTTPS and WebSocket). HTTPS is read through the
+    :func:`recording_ca` (its certificate at :attr:`ca_path`, which the client must trust);
+    WebSocket conversations and SSE answers become stream recordings. ``finish()`` stops it,
+    waits for the queued recordings and returns the converted fragment
+    (:func:`convert_recordings`). Upstream TLS is verified with the system store
     (``SSL_CERT_FILE`` honoured) unless ``insecure``; ``upstream_ca`` adds a PEM CA file.
 
-    Raises :class:`OSError` from ``start()`` when the proxy cannot listen.
+    Raises :class:`OSError` from ``start()`` when the proxy cannot listen, ``ssl.SSLError``
+    / ``OSError`` when ``upstream_ca`` cannot be loaded.
     """
 
     def __init__(self, *, upstream_ca: str | None = None, insecure: bool = False) -> None:
         self.upstream_ca = upstream_ca
         self.insecure = insecure
         self.url: str | None = None
+        self.ca_path: Path | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: Any = None
@@ -149,11 +188,13 @@ class Recorder:
         from proxy.server import ProxyServer, ProxySettings, upstream_context
         from recordings.store import RecordingStore
 
+        ca = recording_ca()
+        self.ca_path = ca.directory / "ca.crt"
         self._store = store = RecordingStore(None)
         self._session = store.create_session("pytest")["id"]
         settings = ProxySettings(
             host="127.0.0.1", port=0, mode="record", session_id=self._session,
-            session_name="pytest", store=lambda: store,
+            session_name="pytest", store=lambda: store, ca=ca,
             upstream_context=upstream_context(self.upstream_ca, self.insecure),
             upstream_h2_context=upstream_context(self.upstream_ca, self.insecure,
                                                  alpn=("h2",)))

@@ -11,21 +11,25 @@ Fixtures:
 * ``mockd_session`` (session scope): the shared server of the ``mockd_config`` file (or
   empty); state carries over between the tests that use it directly.
 
-Marker ``@pytest.mark.mockd(config=..., mocks=[...], cassette=..., upstream=...)``:
-``config`` a config file (relative to the test file), ``mocks`` mocks added for the test
-(builder results or mock config dicts), ``upstream`` the real service recorded with
-``--mockd-record``, ``cassette`` the cassette file (default
-``<mockd_cassette_dir>/<test name>.yaml`` beside the test file).
+Marker ``@pytest.mark.mockd(config=..., mocks=[...], cassette=..., upstream=...,
+upstream_ca=...)``: ``config`` a config file (relative to the test file), ``mocks`` mocks
+added for the test (builder results or mock config dicts), ``upstream`` the real service
+recorded with ``--mockd-record`` (``http://``, ``https://``, ``ws://`` or ``wss://``),
+``upstream_ca`` a PEM CA file (relative to the test file) the upstream's certificate is
+checked with while recording (besides the system CAs), ``cassette`` the cassette file
+(default ``<mockd_cassette_dir>/<test name>.yaml`` beside the test file).
 
 Options: ``--mockd-record`` (ini ``mockd_record``, off), ini ``mockd_config`` (relative to
 the rootdir), ``mockd_isolation`` (``reset`` or ``fresh``), ``mockd_cassette_dir``
 (``cassettes``).
 
 Record and replay: a test with ``upstream`` or ``cassette`` in its marker is a cassette
-test. It reaches the service through ``mockd.http_client()`` (or ``mockd.base_url`` and
-``mockd.proxy_url`` with another client). Recording: the client goes to ``upstream``
-through the recording proxy, and after the test the recordings are converted to mocks
-and written to the cassette. Replaying (the default): the cassette's mocks are added to the
+test. It reaches the service through ``mockd.http_client()`` and
+``mockd.websocket_connect(path)`` (or ``mockd.base_url``, ``mockd.proxy_url`` and
+``mockd.verify`` with another client). Recording: the client goes to ``upstream`` through
+the recording proxy (HTTPS through its CA, which the helpers trust), and after the test the
+recordings (HTTP exchanges, SSE streams, WebSocket conversations) are converted to mocks and
+written to the cassette. Replaying (the default): the cassette's mocks are added to the
 server and the client's base URL is the server's; a missing cassette fails the test, naming
 ``--mockd-record``.
 """
@@ -37,7 +41,7 @@ from typing import Any, NamedTuple
 import pytest
 
 ISOLATIONS = ("reset", "fresh")
-MARKER_KEYS = ("config", "mocks", "cassette", "upstream")
+MARKER_KEYS = ("config", "mocks", "cassette", "upstream", "upstream_ca")
 
 
 class _Settings(NamedTuple):
@@ -75,9 +79,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Register the ``mockd`` marker and check ``mockd_isolation``."""
     config.addinivalue_line(
-        "markers", "mockd(config=None, mocks=None, cassette=None, upstream=None): the mockd "
-                   "server of the test: a config file, mocks to add, a cassette to replay "
-                   "or the upstream to record it from (--mockd-record)")
+        "markers", "mockd(config=None, mocks=None, cassette=None, upstream=None, "
+                   "upstream_ca=None): the mockd server of the test: a config file, mocks "
+                   "to add, a cassette to replay or the upstream to record it from "
+                   "(--mockd-record)")
     isolation = config.getini("mockd_isolation")
     if isolation not in ISOLATIONS:
         raise pytest.UsageError(f"mockd_isolation must be one of {', '.join(ISOLATIONS)}, "
@@ -144,6 +149,7 @@ class MockdFixture:
         upstream: the marker's ``upstream`` URL, or None.
         proxy_url: the recording proxy (``http://127.0.0.1:<port>``) while recording, else
             None.
+        proxy_ca_path: the recording proxy's CA certificate (PEM) while recording, else None.
     """
 
     def __init__(self, server: Any, *, cassette: Path | None = None,
@@ -153,6 +159,7 @@ class MockdFixture:
         self.upstream = upstream
         self.recording = recording
         self.proxy_url: str | None = None
+        self.proxy_ca_path: Path | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.server, name)
@@ -163,21 +170,47 @@ class MockdFixture:
 
     @property
     def base_url(self) -> str:
-        """Where the test's requests go: ``upstream`` while recording, else the server's
-        URL (where a replayed cassette's mocks answer)."""
+        """Where the test's HTTP requests go: ``upstream`` while recording (a ``ws://`` /
+        ``wss://`` upstream given as ``http://`` / ``https://``), else the server's URL
+        (where a replayed cassette's mocks answer)."""
         if self.recording and self.upstream:
-            return self.upstream.rstrip("/")
+            base = self.upstream.rstrip("/")
+            for stream, plain in (("ws://", "http://"), ("wss://", "https://")):
+                if base.startswith(stream):
+                    return plain + base[len(stream):]
+            return base
         return self.server.url
+
+    @property
+    def ca_path(self) -> Path | None:
+        """The CA certificate (PEM) the test's clients must trust: the recording proxy's
+        while recording, else the server's own (``MockServer(tls=...)``), else None."""
+        if self.proxy_ca_path is not None:
+            return self.proxy_ca_path
+        return getattr(self.server, "ca_path", None)
+
+    def ssl_context(self) -> Any:
+        """An :class:`ssl.SSLContext` trusting :attr:`ca_path` (and the system CAs), or
+        True (the system CAs) when there is none: httpx's ``verify=``, requests needs
+        ``verify=str(mockd.ca_path)`` instead."""
+        if self.ca_path is None:
+            return True
+        from mockd.cassettes import client_ssl_context
+
+        return client_ssl_context(self.ca_path)
 
     def _client_options(self, options: dict[str, Any]) -> dict[str, Any]:
         options.setdefault("base_url", self.base_url)
         if self.proxy_url is not None:
             options.setdefault("proxy", self.proxy_url)
+        if self.ca_path is not None:
+            options.setdefault("verify", self.ssl_context())
         return options
 
     def http_client(self, **options: Any) -> Any:
-        """An ``httpx.Client`` on :attr:`base_url` (through the recording proxy while
-        recording); ``options`` go to ``httpx.Client``. Close it (``with``) when done."""
+        """An ``httpx.Client`` on :attr:`base_url` (through the recording proxy, trusting
+        its CA, while recording); ``options`` go to ``httpx.Client``. Close it (``with``)
+        when done."""
         import httpx
 
         return httpx.Client(**self._client_options(options))
@@ -187,6 +220,26 @@ class MockdFixture:
         import httpx
 
         return httpx.AsyncClient(**self._client_options(options))
+
+    def websocket_url(self, path: str = "/") -> str:
+        """``ws://`` (``wss://`` over TLS) URL of ``path`` at :attr:`base_url`."""
+        base = self.base_url
+        scheme, _, rest = base.partition("://")
+        return ("wss" if scheme == "https" else "ws") + "://" + rest + "/" + path.lstrip("/")
+
+    def websocket_connect(self, path: str = "/", **options: Any) -> Any:
+        """A connected ``websockets.sync.client`` connection to :meth:`websocket_url`
+        (``path``), through the recording proxy while recording; ``options`` go to
+        ``websockets.sync.client.connect`` (``open_timeout`` 10 s unless given). Close it
+        (``with``) when done."""
+        from websockets.sync.client import connect
+
+        url = self.websocket_url(path)
+        options.setdefault("proxy", self.proxy_url)  # None: no proxy of the environment
+        options.setdefault("open_timeout", 10)
+        if url.startswith("wss://") and self.ca_path is not None:
+            options.setdefault("ssl", self.ssl_context())
+        return connect(url, **options)
 
 
 def _marker(request: pytest.FixtureRequest) -> dict[str, Any]:
@@ -258,8 +311,11 @@ def mockd(request: pytest.FixtureRequest) -> Any:
         if recording:
             from mockd.cassettes import Recorder
 
-            recorder = Recorder().start()
+            upstream_ca = options.get("upstream_ca")
+            recorder = Recorder(upstream_ca=str(Path(request.path).parent / str(upstream_ca))
+                                if upstream_ca is not None else None).start()
             handle.proxy_url = recorder.url
+            handle.proxy_ca_path = recorder.ca_path
         yield handle
     finally:
         try:

@@ -637,12 +637,14 @@ class _ClientConnection:
     """One client connection (or the TLS stream inside an intercepted CONNECT)."""
 
     def __init__(self, proxy: ProxyServer, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter, tunnel: tuple[str, int] | None = None):
+                 writer: asyncio.StreamWriter, tunnel: tuple[str, int] | None = None,
+                 tunnel_scheme: str = "https"):
         self.proxy = proxy
         self.settings = proxy.settings
         self.reader = reader
         self.writer = writer
         self.tunnel = tunnel  # (host, port) of an intercepted CONNECT
+        self.tunnel_scheme = tunnel_scheme  # "http" for a plain HTTP/1 tunnel (ws://)
         self.parser = _RequestParser()
         self.upstream: _Origin | None = None
         self.head: _Head | None = None
@@ -751,12 +753,12 @@ class _ClientConnection:
         headers = request.headers
         target = request.target.decode("latin-1")
         if self.tunnel is not None:
-            scheme = "https"
+            scheme = self.tunnel_scheme
             host, port = self.tunnel
             path_query = target if target.startswith("/") else "/" + target
             authority = _header(headers, b"host")
             authority_text = authority.decode("latin-1") if authority else \
-                (host if port == 443 else f"{host}:{port}")
+                (host if port == (443 if scheme == "https" else 80) else f"{host}:{port}")
         else:
             parts = urlsplit(target)
             if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -1153,6 +1155,13 @@ class _ClientConnection:
         if first and first != b"\x16":
             # Not TLS: h2c prior knowledge (gRPC on an insecure channel) or other bytes.
             transport.resume_reading()
+            if first in _PLAIN_HTTP1_FIRST and settings.mode == "record":
+                # Plain HTTP/1 in the tunnel (a ws:// client behind CONNECT): served as
+                # proxied requests, so WebSocket conversations and SSE are recorded too.
+                inner = _ClientConnection(self.proxy, self.reader, self.writer,
+                                          tunnel=(host, port), tunnel_scheme="http")
+                await inner.run()
+                return True
             try:
                 reader, writer = await _open("tcp", host, port, None)
             except UpstreamError as error:
@@ -1327,6 +1336,11 @@ class _Exchange:
         """The request headers as the origin got them (hop-by-hop ones left out)."""
         return [(name, value) for name, value in _strip_hop(self.headers)
                 if name.lower() != b"expect"]
+
+
+#: First bytes of the HTTP/1 methods (GET, HEAD, DELETE, OPTIONS) recognised inside a
+#: plain CONNECT tunnel; "P" stays the HTTP/2 preface (PRI).
+_PLAIN_HTTP1_FIRST = (b"G", b"H", b"D", b"O")
 
 
 async def _peek_byte(writer: asyncio.StreamWriter, timeout: float) -> bytes:
