@@ -142,16 +142,6 @@ def recording_ca() -> Any:
         return ca
 
 
-def client_ssl_context(ca_file: str | Path) -> Any:
-    """An :class:`ssl.SSLContext` for clients that trusts the PEM CA ``ca_file`` (and the
-    system CAs): httpx's ``verify=``, websockets' ``ssl=``."""
-    import ssl
-
-    context = ssl.create_default_context()
-    context.load_verify_locations(cafile=str(ca_file))
-    return context
-
-
 class Recorder:
     """The recording proxy of one test in record mode.
 

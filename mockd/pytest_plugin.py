@@ -195,9 +195,9 @@ class MockdFixture:
         ``verify=str(mockd.ca_path)`` instead."""
         if self.ca_path is None:
             return True
-        from mockd.cassettes import client_ssl_context
+        from mockd.tls import client_context
 
-        return client_ssl_context(self.ca_path)
+        return client_context(self.ca_path)
 
     def _client_options(self, options: dict[str, Any]) -> dict[str, Any]:
         options.setdefault("base_url", self.base_url)

@@ -28,6 +28,8 @@ from mockd.errors import (MockConfigError, MockdError, NearMiss, ServerNotRunnin
                           ServerStartError, TableOperationError, VerificationError)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    import ssl
+
     import httpx
     import requests
 
@@ -172,7 +174,7 @@ class _BaseUrlSession:
     """Factory of a ``requests.Session`` whose relative URLs go to the server."""
 
     @staticmethod
-    def create(base_url: str, verify: Any = True) -> requests.Session:
+    def create(base_url: str, verify: bool | ssl.SSLContext = True) -> requests.Session:
         import requests as requests_module
 
         class BaseUrlSession(requests_module.Session):
@@ -186,7 +188,21 @@ class _BaseUrlSession:
                 return super().request(method, text, *args, **kwargs)
 
         session = BaseUrlSession()
-        session.verify = verify
+        if not isinstance(verify, bool):  # an ssl.SSLContext
+            # requests hands a CA file to a context of its own that OpenSSL then refuses a
+            # self-signed anchor with; an adapter on this context verifies as httpx does.
+            from requests.adapters import HTTPAdapter
+
+            class TrustingAdapter(HTTPAdapter):
+                """Verifies HTTPS with the server's CA context."""
+
+                def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+                    kwargs["ssl_context"] = verify
+                    super().init_poolmanager(*args, **kwargs)
+
+            session.mount("https://", TrustingAdapter())
+        else:
+            session.verify = verify
         return session
 
 
@@ -205,9 +221,14 @@ class MockServer:
             config resolve against, and the only one they may read from; default: the config
             file's folder, else the working directory.
         max_log_entries: request-log capacity (oldest dropped first).
+        tls: False (plain HTTP), True (HTTPS with a self-signed ``localhost`` certificate
+            generated for the process; clients trust :attr:`ca_path`), or a ``(cert file,
+            key file)`` pair of PEM files. See :mod:`mockd.tls`.
+        tls_ca: with a ``(cert, key)`` pair, the CA file clients trust (default: the
+            certificate file).
 
     Raises :class:`~mockd.errors.MockConfigError` at construction when the config or a mock
-    is invalid (naming the key).
+    is invalid (naming the key); ``TypeError`` for a ``tls``/``tls_ca`` of the wrong shape.
 
     Example::
 
@@ -227,8 +248,16 @@ class MockServer:
     def __init__(self, config: str | Path | Mapping[str, Any] | None = None, *,
                  mocks: Iterable[Mapping[str, Any]] | None = None, port: int = 0,
                  host: str = "127.0.0.1", base_dir: str | Path | None = None,
-                 max_log_entries: int = DEFAULT_LOG_ENTRIES):
+                 max_log_entries: int = DEFAULT_LOG_ENTRIES,
+                 tls: bool | tuple[str | Path, str | Path] = False,
+                 tls_ca: str | Path | None = None):
+        from mockd.tls import check_tls_option
+
+        check_tls_option(tls, tls_ca)
         self.host = host
+        self._tls_option = tls
+        self._tls_ca_option = tls_ca
+        self._tls: Any = None
         self._requested_port = port
         self._max_log_entries = max_log_entries
         self._initial: ConfigFile = _initial_config(config, mocks)
@@ -264,9 +293,24 @@ class MockServer:
 
     @property
     def url(self) -> str:
-        """``http://<host>:<port>`` (no trailing slash)."""
+        """``http://<host>:<port>`` (``https://`` with ``tls``; no trailing slash)."""
         shown = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{shown}:{self.port}"
+        return f"{'https' if self._tls_option else 'http'}://{shown}:{self.port}"
+
+    @property
+    def ca_path(self) -> Path | None:
+        """The CA certificate (PEM) clients of an HTTPS server trust (the generated
+        certificate with ``tls=True``); None for plain HTTP or before ``start()``."""
+        return self._tls.ca_path if self._tls is not None else None
+
+    def ssl_context(self) -> Any:
+        """A client ``ssl.SSLContext`` trusting :attr:`ca_path` (httpx's ``verify=``,
+        websockets' ``ssl=``); True (the system CAs) for a plain server."""
+        if self._tls is None:
+            return True
+        from mockd.tls import client_context
+
+        return client_context(self._tls.ca_path)
 
     def start(self) -> MockServer:
         """Start the engine; returns once it answers on :attr:`port` (and the listeners of
@@ -278,6 +322,10 @@ class MockServer:
         with self._lock:
             if self._thread is not None:
                 return self
+            if self._tls_option and self._tls is None:
+                from mockd.tls import server_tls
+
+                self._tls = server_tls(self._tls_option, self._tls_ca_option)
             ready: concurrent.futures.Future[int] = concurrent.futures.Future()
             thread = threading.Thread(target=self._run, args=(ready,),
                                       name=f"mockd-server-{id(self):x}", daemon=True)
@@ -389,11 +437,18 @@ class MockServer:
             if chaos is not None:
                 control.install_chaos(chaos)
         sock = _bind(self.host, self._requested_port)
+        protocols: dict[str, Any] = {"http": "httptools", "ws": "auto"}
+        if self._tls is not None:
+            from mockd_project.tls import tls_protocols
+
+            protocols["http"], protocols["ws"] = tls_protocols(self._tls.settings)
+            context = self._tls.context
+            protocols["ssl_context_factory"] = lambda _config, _default: context
         config = uvicorn.Config(lean_data_plane(engine), lifespan="off",
-                                http="httptools", loop="none", log_level="warning",
+                                loop="none", log_level="warning",
                                 access_log=False, server_header=False,
                                 timeout_graceful_shutdown=1, proxy_headers=False,
-                                ws="auto", ws_per_message_deflate=False)
+                                ws_per_message_deflate=False, **protocols)
         server = uvicorn.Server(config)
         try:
             config.load()
@@ -668,30 +723,36 @@ class MockServer:
 
     # ------------------------------------------------------------------ clients
     def client(self, **kwargs: Any) -> httpx.Client:
-        """An ``httpx.Client`` whose relative URLs go to the server (``base_url`` set);
-        ``kwargs`` go to ``httpx.Client``. Close it (or use ``with``)."""
+        """An ``httpx.Client`` whose relative URLs go to the server (``base_url`` set, and
+        ``verify`` trusting :attr:`ca_path` with ``tls``); ``kwargs`` go to
+        ``httpx.Client``. Close it (or use ``with``)."""
         import httpx
 
         kwargs.setdefault("base_url", self.url)
+        if self._tls is not None:
+            kwargs.setdefault("verify", self.ssl_context())
         return httpx.Client(**kwargs)
 
     def async_client(self, **kwargs: Any) -> httpx.AsyncClient:
-        """An ``httpx.AsyncClient`` with ``base_url`` set to the server."""
+        """An ``httpx.AsyncClient`` with ``base_url`` (and ``verify``) set as
+        :meth:`client` sets them."""
         import httpx
 
         kwargs.setdefault("base_url", self.url)
+        if self._tls is not None:
+            kwargs.setdefault("verify", self.ssl_context())
         return httpx.AsyncClient(**kwargs)
 
     def requests_session(self) -> requests.Session:
         """A ``requests.Session`` whose relative URLs (``session.get("/users")``) go to the
-        server. Raises ``ImportError`` naming the package when ``requests`` is not
+        server (``verify`` set to :attr:`ca_path` with ``tls``). Raises ``ImportError`` naming the package when ``requests`` is not
         installed."""
         try:
             import requests  # noqa: F401 - the error below names it
         except ImportError:
             raise ImportError("requests_session() needs the 'requests' package: "
                               "pip install requests") from None
-        return _BaseUrlSession.create(self.url)
+        return _BaseUrlSession.create(self.url, self.ssl_context())
 
     def grpc_port(self) -> int:
         """The port of the first gRPC mock. Raises ``LookupError`` when there is none."""
