@@ -27,6 +27,7 @@ from mocks.api import (config_router, health_router, mocks_router, requests_rout
                        verification_router, workspaces_router)
 from mocks.api_scenarios import router as scenarios_router
 from mocks.api_extras import router as extras_router
+from mocks.api_engines import router as engines_router
 from mocks.config import ConfigFile, Mock as MockConfig
 from mocks.loader import format_location
 from mocks.protocols import admin_routers
@@ -105,6 +106,7 @@ api.add_router("", recordings_router)
 api.add_router("", stream_recordings_router)
 api.add_router("", chaos_router)
 api.add_router("", extras_router)
+api.add_router("", engines_router)
 
 
 # ---------------------------------------------------------------------------- errors

@@ -4,7 +4,8 @@ The admin side drives an engine through :class:`EngineControl`; in full mode tha
 in-process call on the shared event loop, in split mode it is HTTP to
 :class:`EngineControlApp` on the engine-control port (default first free from 4281). The HTTP
 routes mirror the admin's (behavior notes §16): ``/health``, ``/config``, ``/mocks``,
-``/status``, ``/requests`` (+ ``/{id}``, ``/stream``), ``/mocks/{id}/verify``,
+``/status``, ``/traffic`` (the metrics counters an admin merges), ``/requests`` (+ ``/{id}``,
+``/stream``), ``/mocks/{id}/verify``,
 ``/mocks/{id}/invocations``, ``/verify``, ``/scenarios…`` (scenario states; resetting every
 table resets them too), ``/state…``, ``/sse…``, ``/mocks/{id}/sse/…``, ``/websocket/…`` and
 ``/mocks/{id}/websocket/connections``, ``/chaos…`` (:mod:`chaos.control`). The routes of a
@@ -56,6 +57,7 @@ from mocks.protocols.streaming.runtime import CHUNKED as STREAM_CHUNKED, SSE as 
 from mocks.engine.requestlog import (DEFAULT_CAPACITY, QueryParameterError, RequestFilter, RequestLog,
                          parse_int, parse_request_filter, records_between)
 from mocks.core.responses import JSON_TYPE, send_simple
+from mocks.engine.remote import traffic_to_json
 from mocks.engine.verification import CallCriteria, verify_calls
 
 #: A full compile of at least this many mocks runs in a worker thread, off the event loop.
@@ -109,20 +111,30 @@ class EngineControl(TableControl, ChaosControl):
         self.request_log = RequestLog(max_log_entries)
         #: One config load at a time (created lazily on the engine's loop).
         self._loading_lock: asyncio.Lock | None = None
+        #: The admin's config version this engine serves (``POST /config?version=N``; 0:
+        #: none pushed), reported by :meth:`health` so an admin can tell a stale engine.
+        self.config_version = 0
         engine.add_observer(self.request_log.observe)
         self._note_workspaces(engine.snapshot)
 
     # ------------------------------------------------------------------ health and config
     async def health(self) -> dict[str, Any]:
-        """``{"status": "healthy", "timestamp"}``."""
-        return {"status": "healthy", "timestamp": utc_timestamp()}
+        """``{"status": "healthy", "timestamp", "configVersion"}`` (the version of the last
+        config an admin pushed; 0 when none)."""
+        return {"status": "healthy", "timestamp": utc_timestamp(),
+                "configVersion": self.config_version}
 
-    async def load_config(self, document: dict[str, Any]) -> dict[str, Any]:
-        """Validate and load a whole config document; raises :class:`ConfigError`.
+    async def load_config(self, document: dict[str, Any],
+                          version: int | None = None) -> dict[str, Any]:
+        """Validate and load a whole config document; raises :class:`ConfigError`. With
+        ``version`` (the admin's config version) the engine records it for :meth:`health`.
 
         Returns ``{"message": "Configuration loaded", "mocks": <count>}``.
         """
-        return await self.apply_config(validate_config(document))
+        answer = await self.apply_config(validate_config(document))
+        if version is not None:
+            self.config_version = version
+        return answer
 
     async def apply_config(self, config: ConfigFile,
                            base_dir: Path | str | None = None) -> dict[str, Any]:
@@ -632,7 +644,8 @@ class EngineControlApp:
             await _answer(send, 200, await control.health())
         elif path == "/config" and method == "POST":
             document = orjson.loads(await read_body(receive, 64 * 1024 * 1024, None) or b"{}")
-            await _answer(send, 200, await control.load_config(document))
+            version = parse_int(query, "version", None)  # the admin's config version
+            await _answer(send, 200, await control.load_config(document, version))
         elif path == "/config" and method == "GET":
             config = await control.current_config()
             await _answer(send, 200, config.model_dump(mode="json", by_alias=True,
@@ -641,6 +654,8 @@ class EngineControlApp:
             await _answer(send, 200, await control.mocks())
         elif path == "/status" and method == "GET":
             await _answer(send, 200, await control.status())
+        elif path == "/traffic" and method == "GET":  # the counters an admin merges
+            await _answer(send, 200, traffic_to_json(await control.traffic()))
         elif path == "/requests" and method == "GET":
             await _answer(send, 200, await control.requests(parse_request_filter(query)))
         elif path == "/requests" and method == "DELETE":

@@ -1,0 +1,396 @@
+"""Workers on one machine (``--workers N``) and the wiring of split mode in the runner.
+
+``mockd start|engine --workers N`` runs N engine processes on one data-plane port: this
+process serves it as worker 0 and starts N-1 ``mockd engine`` children. Each binds the port
+with ``SO_REUSEPORT`` where the system has it (the kernel spreads connections over the
+listeners); elsewhere the children inherit this process's listening socket
+(``MOCKD_WORKER_DATA_FD``). Each worker has its own event loop and engine-control port
+(loopback, the same engine token). In ``mockd start`` the admin registers the children as
+remote engines of its :class:`~mocks.control.engines.EngineSet`, pushes them the config
+before the admin port answers, and merges their request logs, verification counts and
+metrics; in ``mockd engine`` every child loads the same config file.
+
+Children die with this process: each asks the kernel for SIGTERM when its parent dies
+(``PR_SET_PDEATHSIG`` on Linux), and this process stops them (SIGTERM, then SIGKILL after
+:data:`STOP_TIMEOUT` seconds) when it stops.
+
+State that lives in one engine's memory (tables, ``sequence()`` counters, identity-provider
+tokens, custom operations) would differ between workers, so N > 1 is refused with such a
+config unless a shared state store is given (:func:`refusal`).
+
+Source: ARCHITECTURE "Processes and ports", "Scale"; behavior notes §15, §16; issue 32
+items 1 and 3.
+"""
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+#: Most workers one process starts.
+MAX_WORKERS = 64
+#: Seconds a child may take to answer its engine-control ``/health``.
+CHILD_START_TIMEOUT = 30.0
+#: Seconds children get to stop after SIGTERM before SIGKILL.
+STOP_TIMEOUT = 5.0
+#: Environment of a child: its worker number, the parent's pid, an inherited data socket.
+WORKER_INDEX_ENV = "MOCKD_WORKER_INDEX"
+WORKER_PARENT_ENV = "MOCKD_WORKER_PARENT"
+WORKER_FD_ENV = "MOCKD_WORKER_DATA_FD"
+#: Linux ``prctl`` option asking for a signal when the parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _child_failure(message: str) -> Exception:
+    """The runner's ``StartupFailure`` (exit 1) for a worker that cannot start."""
+    from mockd_project.runner import EXIT_LISTEN_ERROR, StartupFailure
+
+    return StartupFailure(EXIT_LISTEN_ERROR, message)
+
+
+def parse_workers(value: str | int | None) -> int:
+    """``--workers``: a whole number from 1 to :data:`MAX_WORKERS`, or ``auto``
+    (``os.cpu_count()``). Raises ValueError with the reason."""
+    if value is None:
+        return 1
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"use a whole number or auto, got {value!r}") from None
+    if not 1 <= count <= MAX_WORKERS:
+        raise ValueError(f"use 1 to {MAX_WORKERS} or auto, got {count}")
+    return count
+
+
+def worker_index() -> int | None:
+    """This process's worker number when it is a child of ``--workers``, else None."""
+    raw = os.environ.get(WORKER_INDEX_ENV, "")
+    return int(raw) if raw.isdigit() else None
+
+
+# ---------------------------------------------------------------------------- refusal
+
+
+def stateful_features(config: Any) -> list[str]:
+    """What in ``config`` keeps state in one engine's memory: ``tables``, ``custom
+    operations``, ``identity-provider mocks``, ``sequence() templates`` (empty: stateless)."""
+    if config is None:
+        return []
+    found = []
+    if getattr(config, "tables", None) or getattr(config, "stateful_resources", None):
+        found.append("tables")
+    if getattr(config, "custom_operations", None):
+        found.append("custom operations")
+    mocks = getattr(config, "mocks", None) or []
+    if any(mock.type == "oauth" for mock in mocks):
+        found.append("identity-provider mocks")
+    if any(b"sequence(" in orjson.dumps(mock.model_dump(mode="json", exclude_none=True))
+           for mock in mocks):
+        found.append("sequence() templates")
+    return found
+
+
+def shared_store_of(options: Any, config: Any) -> str | None:
+    """The shared state store given (``--state-store`` or ``serverConfig.stateStore``), or
+    None for the in-memory one."""
+    given = getattr(options, "state_store", None) or (getattr(options, "extra", None)
+                                                      or {}).get("state_store")
+    if not given:
+        given = getattr(getattr(config, "server_config", None), "state_store", None)
+    if given and str(given).startswith(("redis://", "rediss://", "unix://")):
+        return str(given)
+    return None
+
+
+def refusal(workers: int, config: Any, store: str | None) -> str | None:
+    """The one-line reason ``workers`` engines cannot serve ``config`` without a shared state
+    store, naming the fix, or None."""
+    if workers <= 1 or store:
+        return None
+    features = stateful_features(config)
+    if not features:
+        return None
+    return (f"--workers {workers} needs a shared state store for {', '.join(features)} "
+            f"(each worker would keep its own copy): add --state-store redis://host:6379/0 "
+            f"or serverConfig.stateStore, or run one worker")
+
+
+# ---------------------------------------------------------------------------- sockets
+
+
+def bind_data_socket(host: str, port: int) -> socket.socket:
+    """The data-plane listening socket of a worker: the inherited one
+    (``MOCKD_WORKER_DATA_FD``), else a new one with ``SO_REUSEPORT`` (and ``SO_REUSEADDR``).
+    Raises OSError when it cannot bind."""
+    inherited = os.environ.get(WORKER_FD_ENV, "")
+    if inherited.isdigit():
+        sock = socket.socket(fileno=int(inherited))
+        sock.setblocking(False)
+        return sock
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if hasattr(socket, "SO_REUSEPORT"):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+def _free_loopback_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# ---------------------------------------------------------------------------- children
+
+
+def _die_with_parent(parent: int) -> None:
+    """``preexec_fn`` of a child: SIGTERM when the parent dies (Linux), and exit now if it
+    already has."""
+    name = ctypes.util.find_library("c")
+    if name and sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(name, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+@dataclass
+class Child:
+    """One worker process: its number, process and engine-control URL."""
+
+    index: int
+    process: subprocess.Popen
+    control_url: str
+
+
+@dataclass
+class Supervisor:
+    """The children of one ``--workers N`` run.
+
+    Attributes:
+        children: the running children, worker 1 first.
+        token: the engine token they share (never logged).
+    """
+
+    token: str = field(repr=False)
+    children: list[Child] = field(default_factory=list)
+
+    def start(self, count: int, argv: list[str], data_socket: socket.socket,
+              env: dict[str, str] | None = None) -> None:
+        """Start workers 1..count-1: ``mockd engine`` with ``argv`` (its options) plus the
+        data port, an engine-control port of their own and the shared token. Raises
+        ``StartupFailure`` (exit 1) when one exits before answering."""
+        host, port = data_socket.getsockname()[:2]
+        parent = os.getpid()
+        pass_fds: tuple[int, ...] = ()
+        base_env = {**os.environ, **(env or {}), "MOCKD_ENGINE_TOKEN": self.token,
+                    WORKER_PARENT_ENV: str(parent)}
+        base_env.pop(WORKER_FD_ENV, None)
+        if not hasattr(socket, "SO_REUSEPORT"):
+            pass_fds = (data_socket.fileno(),)
+            base_env[WORKER_FD_ENV] = str(data_socket.fileno())
+        for index in range(1, count):
+            control_port = _free_loopback_port()
+            command = [sys.executable, "-c", "from mockd_project.cli import main; main()",
+                       "engine", "--host", host, "--port", str(port),
+                       "--engine-port", str(control_port), *argv]
+            process = subprocess.Popen(
+                command, env={**base_env, WORKER_INDEX_ENV: str(index)},
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=pass_fds,
+                preexec_fn=lambda: _die_with_parent(parent))
+            self.children.append(Child(index, process,
+                                       f"http://127.0.0.1:{control_port}"))
+        self.wait_ready()
+
+    def wait_ready(self, timeout: float = CHILD_START_TIMEOUT) -> None:
+        """Wait until every child's engine-control ``/health`` answers 200. Raises
+        ``StartupFailure`` (exit 1) when a child exits or the time runs out."""
+        import httpx
+
+        deadline = time.monotonic() + timeout
+        pending = list(self.children)
+        with httpx.Client(trust_env=False, timeout=1.0,
+                          headers={"X-Engine-Token": self.token}) as client:
+            while pending:
+                child = pending[0]
+                if child.process.poll() is not None:
+                    raise _child_failure(f"worker {child.index} exited with status "
+                                         f"{child.process.returncode} while starting")
+                try:
+                    if client.get(child.control_url + "/health").status_code == 200:
+                        pending.pop(0)
+                        continue
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise _child_failure(f"worker {child.index} did not answer on "
+                                         f"{child.control_url} within {timeout:.0f} s")
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        """SIGTERM every child, then SIGKILL those still running after
+        :data:`STOP_TIMEOUT` seconds."""
+        for child in self.children:
+            if child.process.poll() is None:
+                child.process.terminate()
+        deadline = time.monotonic() + STOP_TIMEOUT
+        for child in self.children:
+            try:
+                child.process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.process.kill()
+                child.process.wait(5)
+
+
+def child_options(options: Any, config: Any = None) -> list[str]:
+    """The ``mockd engine`` options a child repeats from the parent's run options (the
+    shared state store also from ``config``'s ``serverConfig.stateStore``)."""
+    argv = ["--log-level", options.log_level]
+    if not options.full and options.config:
+        argv += ["-c", options.config]
+    if options.data_dir:
+        argv += ["--data-dir", options.data_dir]
+    for name in options.allowed_hosts:
+        argv += ["--allowed-host", name]
+    if options.cors_origins:
+        argv += ["--cors-origins", ",".join(options.cors_origins)]
+    if options.allow_body_files_anywhere:
+        argv.append("--allow-body-files-anywhere")
+    for name in options.allow_env:
+        argv += ["--allow-env", name]
+    if options.allow_remote_imports:
+        argv.append("--allow-remote-imports")
+    store = shared_store_of(options, config)
+    if store:
+        argv += ["--state-store", store]
+    namespace = getattr(options, "state_namespace", None)
+    if namespace:
+        argv += ["--state-namespace", namespace]
+    return argv
+
+
+def start_workers(options: Any, data_socket: socket.socket, token: str | None,
+                  fanout: Any = None, config: Any = None) -> Supervisor:
+    """Start the N-1 children of ``--workers N``.
+
+    ``token``: the engine token (engine mode: the parent's; full mode: None, a new one is
+    made). ``fanout``: the admin's :class:`~mocks.control.engines.FanOutControl` in full
+    mode; the children are registered with it as ``worker-<n>`` and take the current
+    config (version 1 or later) before this returns. Raises ``StartupFailure`` (exit 1).
+    """
+    supervisor = Supervisor(token or secrets.token_urlsafe(32))
+    try:
+        supervisor.start(options.workers, child_options(options, config), data_socket)
+        if fanout is not None:
+            engines = fanout.engines
+            for child in supervisor.children:
+                engines.add(child.control_url, supervisor.token, worker=child.index)
+            asyncio.run(_first_push(fanout))
+            late = [record.id for record in engines.records.values() if not record.healthy]
+            if late:
+                raise _child_failure(f"worker(s) {', '.join(late)} refused the config: "
+                                     f"{engines.records[late[0]].last_error}")
+    except BaseException:
+        supervisor.stop()
+        raise
+    return supervisor
+
+
+async def _first_push(fanout: Any) -> None:
+    engines = fanout.engines
+    engines.set_config(await fanout.current_config())
+    await engines.push_all()
+    for record in engines.records.values():
+        await record.remote.close()
+
+
+# ---------------------------------------------------------------------------- runner hooks
+
+
+def data_socket(options: Any, bind_socket: Any) -> socket.socket | None:
+    """The data-plane socket of a run: None with ``--engines-only``; shared by the workers
+    (:func:`bind_data_socket`) with ``--workers`` > 1 or in a child; else
+    ``bind_socket(host, port, what)``. Raises ``StartupFailure`` (exit 1) when it cannot
+    bind."""
+    if options.full and options.engines_only:
+        return None
+    if options.workers <= 1 and worker_index() is None:
+        return bind_socket(options.host, options.port, "mock server")
+    from mockd_project.runner import EXIT_LISTEN_ERROR, StartupFailure
+
+    try:
+        return bind_data_socket(options.host, options.port)
+    except OSError as error:
+        raise StartupFailure(EXIT_LISTEN_ERROR,
+                             f"cannot listen on {options.host}:{options.port} for the mock "
+                             f"server: {error.strerror or error}") from None
+
+
+def admin_control(options: Any, local: Any) -> Any:
+    """The ``runtime.control`` of a full-mode admin: a
+    :class:`~mocks.control.engines.FanOutControl` over ``local`` (None with
+    ``--engines-only``) and the remote engines; with ``--workers`` > 1 and no shared state
+    store it refuses a config that keeps state in memory (:func:`refusal`)."""
+    from mocks.control.engines import EngineSet, FanOutControl
+
+    def guard(config: Any) -> str | None:
+        return refusal(options.workers, config, shared_store_of(options, config))
+
+    return FanOutControl(None if options.engines_only else local, EngineSet(),
+                         guard if options.workers > 1 else None)
+
+
+def start_for_run(options: Any, local: Any, data_sock: socket.socket | None,
+                  token: Any) -> Supervisor | None:
+    """Start the children of ``--workers N`` once the config is live (full mode: after the
+    stored definitions are loaded); None with one worker. Raises ``StartupFailure``: exit 2
+    when the live config needs a shared state store (:func:`refusal`), exit 1 when a child
+    fails to start."""
+    from mockd_project.runner import EXIT_CONFIG_ERROR, StartupFailure
+    from mockd_project.runtime import runtime
+
+    if options.workers <= 1 or data_sock is None:
+        return None
+    config = local.engine.snapshot.config
+    refused = refusal(options.workers, config, shared_store_of(options, config))
+    if refused:
+        raise StartupFailure(EXIT_CONFIG_ERROR, refused)
+    return start_workers(options, data_sock,
+                         None if options.full else getattr(token, "value", None),
+                         runtime.control if options.full else None, config)
+
+
+def join(options: Any, token: str, control: Any, control_port: int) -> None:
+    """Engine mode with ``--join``: register this engine with the admin (and again every few
+    seconds, :func:`mocks.engine.remote.join_admin`), at ``--engine-url`` or
+    ``http://<engine host>:<control port>``."""
+    from mocks.engine.remote import join_admin
+
+    url = options.engine_url
+    if not url:
+        host = options.engine_host
+        shown = f"[{host}]" if ":" in host else host
+        url = f"http://{shown}:{control_port}"
+    api_key = options.join_api_key or os.environ.get("MOCKD_API_KEY") or None
+    join_admin(options.join, api_key, url, token, lambda: control.config_version)
