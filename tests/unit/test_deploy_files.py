@@ -176,8 +176,13 @@ def test_compose_mockd_commands_parse_and_name_the_scale_flags():
     for name in engines:
         params = check_mockd_argv(services[name]["command"], f"compose service {name}")
         assert params["host"] == "0.0.0.0"
-        assert params["join"].startswith("http://") and params["api_key"]
+        assert params["join"].startswith("http://") and params["join_api_key"]
         assert params["state_store"].startswith("redis://")
+        # The admin pushes to the engine-control port: bound on every interface, advertised
+        # under this service's own name and port.
+        url = urlsplit(params["engine_url"])
+        assert params["engine_host"] == "0.0.0.0"
+        assert (url.hostname, url.port) == (name, ports_of(params)["engine"])
     admin = check_mockd_argv(services["admin"]["command"], "compose service admin")
     assert admin["engines_only"] is True
 
@@ -207,14 +212,20 @@ def test_compose_references_name_services_volumes_and_files():
             assert (DEPLOY / build["context"] / build["dockerfile"]).is_file()
 
 
-def test_compose_admin_lets_the_engines_in_and_its_config_is_mounted():
+def test_compose_host_guards_let_callers_in_and_the_admin_config_is_mounted():
     services = compose()["services"]
-    admin = services["admin"]
-    allowed = {name.strip() for name in admin["environment"]["MOCKD_ALLOWED_HOSTS"].split(",")}
     for name, service in services.items():
-        for host, _ in urls_in(service.get("command") or []):
-            if host == "admin":
-                assert "admin" in allowed or "*" in allowed, f"{name} is refused by the Host guard"
+        for host, port in urls_in(service.get("command") or []):
+            target = services[host]
+            if not is_mockd(target):
+                continue
+            listening = ports_of(check_mockd_argv(target["command"], f"compose service {host}"))
+            if port in (listening["admin"], listening["engine"]):  # the Host-guarded ports
+                allowed = (target.get("environment") or {}).get("MOCKD_ALLOWED_HOSTS", "")
+                names = {item.strip() for item in allowed.split(",")}
+                assert host in names or "*" in names, \
+                    f"{name} calls {host}:{port}, which its Host guard refuses"
+    admin = services["admin"]
     params = check_mockd_argv(admin["command"], "compose service admin")
     mounts = dict(mount.split(":")[1::-1] for mount in admin["volumes"])  # target -> source
     config = Path(params["config"])
@@ -324,7 +335,12 @@ def test_kubernetes_references_exist_and_urls_name_services():
                     secret = secrets[reference["name"]]
                     assert reference["key"] in {**secret.get("data", {}),
                                                 **secret.get("stringData", {})}
+            defined = {variable["name"] for variable in container.get("env") or []}
             for host, port in urls_in(container.get("args") or []):
+                variable = re.fullmatch(r"\$\((\w+)\)", host, re.I)
+                if variable:  # $(POD_IP): Kubernetes expands it from the container's env
+                    assert variable.group(1).upper() in defined, f"{name} uses unset {host}"
+                    continue
                 assert host in service_ports, f"{name} names host {host!r}, not a Service"
                 assert port in service_ports[host], f"{name} calls {host}:{port}"
             mounted = {mount["name"] for mount in container.get("volumeMounts") or []}
@@ -354,7 +370,10 @@ def test_kubernetes_mockd_args_parse_and_probes_ask_paths_answered_without_a_key
                     assert probe["path"] in admin_answers(), f"{name} {kind}"
                 probes += 1
             if container["args"][0] == "engine":
-                assert params["join"] and params["state_store"]
+                assert params["join"] and params["state_store"] and params["join_api_key"]
+                assert params["engine_host"] == "0.0.0.0"
+                url = urlsplit(params["engine_url"])
+                assert url.port == listening["engine"] and url.port in ports.values()
                 admin_env = next(c for _, _, s in pod_specs() for c in s["containers"]
                                  if c["args"][0] == "start")["env"]
                 allowed = next(v["value"] for v in admin_env
