@@ -16,6 +16,7 @@ import click
 
 from mockd_project import __version__
 from mockd_project.cli_lazy import LazyGroup
+from tables.state_options import state_store_options, state_store_run_options
 
 
 def _env_int(name: str, default: int | None) -> int | None:
@@ -404,7 +405,7 @@ def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, serve
                          pid_file=pid_file, max_log_entries=max_log_entries,
                          no_persist=no_persist, cors_origins=_cors_origins(cors_origins),
                          allow_body_files_anywhere=allow_body_files_anywhere, merge=merge,
-                         chaos=_chaos_flags(),
+                         chaos=_chaos_flags(), **state_store_run_options(),
                          **_tls_run_options(tls_flags or {}),
                          **_trust_run_options(trust_flags or {}))
     sys.exit(run_server(options))
@@ -451,6 +452,7 @@ def _start_command(name: str, help_text: str):
                        "at run time); a stored mock with a file mock's id is replaced by the "
                        "file's. Without it, -c replaces the stored definitions.")
     @_chaos_options
+    @state_store_options
     @_allowed_host_option
     def command(config, host, engine_port, allow_body_files_anywhere, allow_env,
                 allow_remote_imports, server, log_level, cors_origins, port, admin_port,
@@ -483,6 +485,7 @@ _start_command("serve", "Alias of 'start'.")
               help="Data directory: engine-token file; its files/ folder is one bodyFile may "
                    "read from (default $MOCKD_DATA_DIR or ~/.local/share/mockd).")
 @_chaos_options
+@state_store_options
 @_allowed_host_option
 def engine_command(config, host, engine_port, allow_body_files_anywhere, allow_env,
                    allow_remote_imports, server, log_level, cors_origins, port, print_url,
@@ -501,7 +504,7 @@ def engine_command(config, host, engine_port, allow_body_files_anywhere, allow_e
                          cors_origins=_cors_origins(cors_origins), engine_token=engine_token,
                          data_dir=data_dir,
                          allow_body_files_anywhere=allow_body_files_anywhere,
-                         chaos=_chaos_flags(),
+                         chaos=_chaos_flags(), **state_store_run_options(),
                          **_trust_run_options({"allow_env": allow_env,
                                                "allow_remote_imports": allow_remote_imports}))
     sys.exit(run_server(options))

@@ -118,6 +118,9 @@ class RunOptions:
         mtls_cas: ``--mtls-ca`` files of the CAs that sign client certificates.
         admin_tls_cert, admin_tls_key, admin_tls_auto: the same for the admin port
             (``--admin-tls-*``), which then serves HTTPS only.
+        state_store: ``--state-store`` Redis URL keeping the tables (None: the config's
+            ``serverConfig.stateStore``, else in memory); state_namespace: its key prefix
+            (``--state-namespace``). See :mod:`tables.state_options`.
     """
 
     full: bool = True
@@ -153,6 +156,8 @@ class RunOptions:
     admin_tls_key: str | None = None
     admin_tls_auto: bool = False
     chaos: Any = None
+    state_store: str | None = None
+    state_namespace: str = "mockd"
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -479,6 +484,7 @@ def prepare(options: RunOptions) -> tuple[Engine, Any]:
             config = load_config_file(options.config,
                                       allow_remote_imports=options.allow_remote_imports)
             apply_file_settings(options, config)
+            _use_state_store(engine, options, config)
             engine.max_body_size = options.max_body_size
             # Only the config's protocols are imported: an HTTP-only engine pays for no grpc
             _load_handlers({mock.type for mock in config.mocks})
@@ -487,8 +493,25 @@ def prepare(options: RunOptions) -> tuple[Engine, Any]:
             raise StartupFailure(EXIT_CONFIG_ERROR, f"config error: {error}") from None
         return engine, config
     apply_file_settings(options, None)
+    _use_state_store(engine, options, None)
     engine.ready = True
     return engine, None
+
+
+def _use_state_store(engine: Engine, options: RunOptions, config: Any) -> None:
+    """Keep the engine's tables in the Redis of ``--state-store`` (else of
+    ``serverConfig.stateStore``); raises :class:`StartupFailure` (exit 2, one line naming
+    the flag or the URL) when it is unusable or unreachable."""
+    from tables.state_options import StateStoreError, install_state_store
+
+    url, source = options.state_store, "--state-store"
+    if not url:
+        url = getattr(getattr(config, "server_config", None), "state_store", None)
+        source = "serverConfig.stateStore"
+    try:
+        install_state_store(engine, url, options.state_namespace, source)
+    except StateStoreError as error:
+        raise StartupFailure(EXIT_CONFIG_ERROR, str(error)) from None
 
 
 def setup_django(options: RunOptions) -> None:
