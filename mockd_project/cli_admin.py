@@ -82,10 +82,11 @@ def reset_django_admin_password(data_dir: Path) -> tuple[str, str]:
     it may run only once per process. Raises
     :class:`mockd_project.runner.StartupFailure` when Django cannot be set up for it.
     """
-    from mockd_project.daemon import ADMIN_PASSWORD_FILE_NAME
+    from mockd_project.daemon import ADMIN_PASSWORD_FILE_NAME, use_cheap_password_hasher_in_tests
     from mockd_project.runner import RunOptions, setup_admin_database
 
     folder = setup_admin_database(RunOptions(data_dir=str(data_dir)))
+    use_cheap_password_hasher_in_tests()
     from django.contrib.auth import get_user_model
 
     password = secrets.token_urlsafe(12)

@@ -333,11 +333,39 @@ def ensure_superuser_in_background() -> None:
     threading.Thread(target=_ensure_superuser, name="mockd-superuser", daemon=True).start()
 
 
+#: Environment variable the test suite sets (``tests/helpers.py``: ``isolated_env``) so the
+#: servers it starts hash the Django-admin password with Django's MD5 hasher, which costs
+#: microseconds instead of PBKDF2's half second of CPU per first start. Only this exact value
+#: switches; never set it for a real server (an MD5 hash is easy to reverse).
+CHEAP_PASSWORD_HASH_ENV = "MOCKD_TESTS_CHEAP_PASSWORD_HASH"
+CHEAP_PASSWORD_HASH_VALUE = "insecure-md5-for-tests"
+
+
+def use_cheap_password_hasher_in_tests() -> bool:
+    """When ``$MOCKD_TESTS_CHEAP_PASSWORD_HASH`` is ``insecure-md5-for-tests`` (set by the
+    test suite only), put Django's MD5 hasher first in ``settings.PASSWORD_HASHERS`` of this
+    process, so new passwords are hashed with it and logins with such a hash are checked (the
+    default hashers stay, for hashes made without the switch). Returns whether it switched;
+    otherwise changes nothing. Call after Django is set up."""
+    if os.environ.get(CHEAP_PASSWORD_HASH_ENV) != CHEAP_PASSWORD_HASH_VALUE:
+        return False
+    from django.conf import settings
+    from django.contrib.auth import hashers
+
+    md5 = "django.contrib.auth.hashers.MD5PasswordHasher"
+    if list(settings.PASSWORD_HASHERS[:1]) != [md5]:
+        settings.PASSWORD_HASHERS = [md5, *settings.PASSWORD_HASHERS]
+        hashers.get_hashers.cache_clear()
+        hashers.get_hashers_by_algorithm.cache_clear()
+    return True
+
+
 def _ensure_superuser() -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
     try:
+        use_cheap_password_hasher_in_tests()
         user_model = get_user_model()
         if user_model.objects.filter(is_superuser=True).exists():
             return

@@ -60,6 +60,9 @@ def pytest_configure(config):
         test = database.setdefault("TEST", {})
         if not test.get("NAME"):  # Django may have filled in None already
             test["NAME"] = ":memory:"
+    # In-process users (pytest-django's admin_client, create_superuser) get a cheap password
+    # hash: PBKDF2 costs half a second of CPU per password.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 #: The slowest test files (a few long tests each: fuzzing, restarts, README walk-throughs),

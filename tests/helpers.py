@@ -154,6 +154,9 @@ def isolated_env(home: Path, **extra: str) -> dict[str, str]:
     # One admin-schema template for every server the tests start (each test has its own
     # HOME, so the default cache folder would be per test).
     env["MOCKD_SCHEMA_CACHE"] = SCHEMA_CACHE
+    # The first start's Django-admin superuser gets an MD5 password hash instead of PBKDF2's
+    # half second of CPU (mockd_project.daemon.use_cheap_password_hasher_in_tests).
+    env["MOCKD_TESTS_CHEAP_PASSWORD_HASH"] = "insecure-md5-for-tests"
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost,::1"
     env.update(extra)
     return env
