@@ -381,6 +381,73 @@ def child_argv(context: click.Context, drop: frozenset[str] = frozenset()) -> li
     return argv
 
 
+#: Key of the ``--workers``/split-mode flags' values in the click context's ``meta``.
+FLEET_META = "mockd.fleet"
+
+
+def _fleet_options(engine: bool):
+    """Add ``--workers N|auto`` and the split-mode flags (``start``: ``--engines-only``;
+    ``engine``: ``--join``, ``--api-key``, ``--engine-host``, ``--engine-url``) to a server
+    command; their values go to the click context (:func:`_fleet_run_options`)."""
+    def parse_workers(context: click.Context, parameter: click.Parameter,
+                      value: str | None) -> int:
+        from mockd_project.workers import parse_workers as parse
+
+        try:
+            return parse(value)
+        except ValueError as error:
+            raise click.BadParameter(str(error)) from None
+
+    def decorate(function):
+        import functools
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            names = (("workers", "join", "join_api_key", "engine_host", "engine_url")
+                     if engine else ("workers", "engines_only"))
+            click.get_current_context().meta[FLEET_META] = {
+                name: kwargs.pop(name) for name in names}
+            return function(*args, **kwargs)
+
+        options = [click.option("--workers", default=None, metavar="N|auto",
+                                callback=parse_workers,
+                                help="Engine processes serving the mock-server port (default "
+                                     "1; auto: one per CPU core). Tables, sequence() and "
+                                     "identity-provider mocks then need --state-store.")]
+        if engine:
+            options += [
+                click.option("--join", default=None, metavar="ADMIN_URL",
+                             help="Register with the admin at ADMIN_URL (split mode); it "
+                                  "pushes its config at once and every change after. No -c "
+                                  "needed."),
+                click.option("--api-key", "join_api_key", default=None, metavar="KEY",
+                             help="Admin API key for --join (env MOCKD_API_KEY)."),
+                click.option("--engine-host", default="127.0.0.1", show_default=True,
+                             help="Interface of the engine-control port (an admin on another "
+                                  "machine needs a reachable one, and --allowed-host for "
+                                  "the name it uses)."),
+                click.option("--engine-url", default=None, metavar="URL",
+                             help="URL the admin reaches this engine-control port at "
+                                  "(default http://<engine-host>:<port>).")]
+        else:
+            options.append(click.option(
+                "--engines-only", is_flag=True,
+                help="Run the admin without an engine of its own: it drives the engines that "
+                     "join it (mockd engine --join)."))
+        for option in reversed(options):
+            wrapper = option(wrapper)
+        return wrapper
+
+    return decorate
+
+
+def _fleet_run_options() -> dict:
+    """The :func:`_fleet_options` values of the running command, as ``RunOptions``
+    keywords (none without them)."""
+    context = click.get_current_context(silent=True)
+    return dict((context.meta.get(FLEET_META) if context is not None else None) or {})
+
+
 def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, server,
            log_level, detach=False, pid_file=None, max_log_entries=None,
            no_persist=False, cors_origins=None, allow_body_files_anywhere=False,
@@ -406,6 +473,7 @@ def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, serve
                          no_persist=no_persist, cors_origins=_cors_origins(cors_origins),
                          allow_body_files_anywhere=allow_body_files_anywhere, merge=merge,
                          chaos=_chaos_flags(), **state_store_run_options(),
+                         **_fleet_run_options(),
                          **_tls_run_options(tls_flags or {}),
                          **_trust_run_options(trust_flags or {}))
     sys.exit(run_server(options))
@@ -453,6 +521,7 @@ def _start_command(name: str, help_text: str):
                        "file's. Without it, -c replaces the stored definitions.")
     @_chaos_options
     @state_store_options
+    @_fleet_options(engine=False)
     @_allowed_host_option
     def command(config, host, engine_port, allow_body_files_anywhere, allow_env,
                 allow_remote_imports, server, log_level, cors_origins, port, admin_port,
@@ -486,6 +555,7 @@ _start_command("serve", "Alias of 'start'.")
                    "read from (default $MOCKD_DATA_DIR or ~/.local/share/mockd).")
 @_chaos_options
 @state_store_options
+@_fleet_options(engine=True)
 @_allowed_host_option
 def engine_command(config, host, engine_port, allow_body_files_anywhere, allow_env,
                    allow_remote_imports, server, log_level, cors_origins, port, print_url,
@@ -495,8 +565,10 @@ def engine_command(config, host, engine_port, allow_body_files_anywhere, allow_e
     in the runtime directory until the engine stops, unless --data-dir keeps it there)."""
     from mockd_project.runner import RunOptions, run_server
 
-    if not config:
-        raise click.UsageError("'mockd engine' needs a config file: -c/--config FILE")
+    fleet = _fleet_run_options()
+    if not config and not fleet.get("join") and not os.environ.get("MOCKD_WORKER_INDEX"):
+        raise click.UsageError("'mockd engine' needs a config file: -c/--config FILE (or "
+                               "--join ADMIN_URL)")
     options = RunOptions(full=False, config=config, host=host, port=port,
                          allowed_hosts=_allowed_hosts(),
                          engine_port=engine_port, print_url=print_url, server=server,
@@ -504,7 +576,7 @@ def engine_command(config, host, engine_port, allow_body_files_anywhere, allow_e
                          cors_origins=_cors_origins(cors_origins), engine_token=engine_token,
                          data_dir=data_dir,
                          allow_body_files_anywhere=allow_body_files_anywhere,
-                         chaos=_chaos_flags(), **state_store_run_options(),
+                         chaos=_chaos_flags(), **state_store_run_options(), **fleet,
                          **_trust_run_options({"allow_env": allow_env,
                                                "allow_remote_imports": allow_remote_imports}))
     sys.exit(run_server(options))

@@ -121,6 +121,15 @@ class RunOptions:
         state_store: ``--state-store`` Redis URL keeping the tables (None: the config's
             ``serverConfig.stateStore``, else in memory); state_namespace: its key prefix
             (``--state-namespace``). See :mod:`tables.state_options`.
+        workers: ``--workers``: engine processes sharing the data-plane port (1: this one
+            alone; :mod:`mockd_project.workers`).
+        engines_only: ``--engines-only`` (full mode): an admin with no engine of its own that
+            drives the engines which join it.
+        join, join_api_key: ``--join``/``--api-key`` (engine mode): the admin URL to register
+            with, and its API key.
+        engine_host, engine_url: ``--engine-host``/``--engine-url`` (engine mode): the
+            interface the engine-control port binds (default loopback), and the URL an admin
+            reaches it at (default ``http://<engine host>:<port>``).
     """
 
     full: bool = True
@@ -158,6 +167,12 @@ class RunOptions:
     chaos: Any = None
     state_store: str | None = None
     state_namespace: str = "mockd"
+    workers: int = 1
+    engines_only: bool = False
+    join: str | None = None
+    join_api_key: str | None = field(default=None, repr=False)
+    engine_host: str = "127.0.0.1"
+    engine_url: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -187,17 +202,18 @@ def bind_socket(host: str, port: int, what: str) -> socket.socket:
     return sock
 
 
-def bind_engine_control(port: int | None) -> socket.socket:
+def bind_engine_control(port: int | None, host: str = "127.0.0.1") -> socket.socket:
     """The engine-control socket: ``port`` if pinned, else first free from 4281 to 4380,
-    else any free port; always loopback (behavior notes §15)."""
+    else any free port; loopback unless ``host`` (``--engine-host``) says otherwise
+    (behavior notes §15)."""
     if port is not None:
-        return bind_socket("127.0.0.1", port, "engine control")
+        return bind_socket(host, port, "engine control")
     for candidate in range(ENGINE_CONTROL_FIRST_PORT, ENGINE_CONTROL_LAST_PORT + 1):
         try:
-            return bind_socket("127.0.0.1", candidate, "engine control")
+            return bind_socket(host, candidate, "engine control")
         except StartupFailure:
             continue
-    return bind_socket("127.0.0.1", 0, "engine control")
+    return bind_socket(host, 0, "engine control")
 
 
 def host_policy(options: RunOptions) -> HostPolicy:
@@ -696,14 +712,17 @@ def run_server(options: RunOptions) -> int:
         if (tls.enabled or admin_tls is not None) and options.server == "daphne":
             raise StartupFailure(EXIT_CONFIG_ERROR, "HTTPS listeners need --server uvicorn")
         contexts = tls_contexts(options, tls, admin_tls)
-        data_socket = bind_socket(options.host, options.port, "mock server")
+        from mockd_project import workers
+
+        data_socket = workers.data_socket(options, bind_socket)  # None: --engines-only
         https_socket = (bind_socket(options.host, tls.port, "HTTPS mock server")
-                        if tls.enabled and tls.port else None)
+                        if tls.enabled and tls.port and data_socket is not None else None)
         admin_socket = (bind_socket(options.host, options.admin_port, "admin API")
                         if options.full else None)
         # Full mode binds no engine-control port (the admin calls the engine in process);
         # --engine-port is accepted there and ignored.
-        control_socket = None if options.full else bind_engine_control(options.engine_port)
+        control_socket = (None if options.full
+                          else bind_engine_control(options.engine_port, options.engine_host))
         # Last: a token file generated for this run must not outlive a failed start.
         token = None if options.full else resolve_engine_token(options)
     except StartupFailure as failure:
@@ -721,10 +740,12 @@ def run_server(options: RunOptions) -> int:
         chaos = startup_chaos(file_chaos, options.chaos)
         if chaos is not None:
             control.install_chaos(chaos)  # serverConfig.chaos and the --chaos-* flags
-    runtime.control = control
+    # Full mode: the admin drives this engine and the remote ones through one control.
+    runtime.control = workers.admin_control(options, control) if options.full else control
     runtime.host = options.host
     data_app = data_plane_application(engine, lean=not options.full)
-    apps: list[tuple[str, Any, socket.socket]] = [("data", data_app, data_socket)]
+    apps: list[tuple[str, Any, socket.socket]] = (
+        [("data", data_app, data_socket)] if data_socket is not None else [])
     if https_socket is not None:
         from mockd_project.tls import https_redirect_app
 
@@ -753,8 +774,13 @@ def run_server(options: RunOptions) -> int:
         apps.append(("admin", build_admin_application(auth_enabled=not options.no_auth,
                                                       hosts=hosts),
                      admin_socket))
-    data_port = data_socket.getsockname()[1]
-    runtime.ports = {"data": data_port}
+    try:
+        supervisor = workers.start_for_run(options, control, data_socket, token)
+    except StartupFailure as failure:
+        print(failure.message, file=sys.stderr)
+        return failure.exit_code
+    data_port = data_socket.getsockname()[1] if data_socket is not None else None
+    runtime.ports = {"data": data_port} if data_port is not None else {}
     if control_socket is not None:
         runtime.ports["control"] = control_socket.getsockname()[1]
     if admin_socket is not None:
@@ -772,8 +798,14 @@ def run_server(options: RunOptions) -> int:
     def announce() -> None:
         if options.print_url:
             print(_url(options.host, data_port), flush=True)
+        if options.join and token is not None:
+            workers.join(options, token.value, control, runtime.ports["control"])
         if not options.quiet:
-            lines = [f"Mock server running on {_url(options.host, data_port)}"]
+            lines = ([f"Mock server running on {_url(options.host, data_port)}"]
+                     if data_port is not None else [])
+            if options.workers > 1:
+                lines.append(f"Workers: {options.workers} engine processes on port "
+                             f"{data_port}")
             if https_socket is not None:
                 lines.append(f"HTTPS mock server running on "
                              f"{_url(options.host, runtime.ports['https'], 'https')}")
@@ -811,6 +843,8 @@ def run_server(options: RunOptions) -> int:
                             {name: (context, admin_tls if name == "admin" else tls)
                              for name, context in contexts.items()})
     finally:
+        if supervisor is not None:
+            supervisor.stop()
         if pid_file is not None:
             from mockd_project import daemon
 
@@ -867,7 +901,7 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
             server.config.load()
             server.lifespan = server.config.lifespan_class(server.config)
             await server.startup(sockets=[sock])
-        if runtime.control is not None:
+        if getattr(runtime.control, "engine", None) is not None:  # none: --engines-only
             # Listener services (gRPC, MQTT, ...) of the first snapshot start on this loop.
             await runtime.control.engine.listeners.reconcile(
                 runtime.control.engine.snapshot.services)
@@ -877,7 +911,7 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
         await asyncio.wait([waiter, *tasks], return_when=asyncio.FIRST_COMPLETED)
         for server, _ in servers:
             server.should_exit = True
-        if runtime.control is not None:
+        if getattr(runtime.control, "engine", None) is not None:
             runtime.control.stop_streams()  # open SSE/chunked streams end now, cleanly
         for hook in list(runtime.shutdown_hooks):
             try:
@@ -885,7 +919,7 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
             except Exception:  # noqa: BLE001 - one failing hook must not keep the rest open
                 logging.getLogger("mockd.runner").exception("shutdown hook %r failed", hook)
         await asyncio.gather(*tasks, return_exceptions=True)
-        if runtime.control is not None:
+        if getattr(runtime.control, "engine", None) is not None:
             await runtime.control.engine.listeners.stop_all()
         await asyncio.gather(*(server.shutdown(sockets=[sock]) for server, sock in servers),
                              return_exceptions=True)

@@ -1,0 +1,179 @@
+"""``--workers N``: N engine processes on one mock-server port (issue 32 item 1).
+
+One ``mockd start --workers 2`` serves the module: requests on fresh connections land on
+both workers (a merged request-log entry of the child carries ``@worker-1`` in its id), a
+mock added through the admin is served by both, and the request log, verification counts,
+``/status`` and ``GET /engines`` merge them. ``mockd engine --workers 2`` runs show that a
+stateful config without a shared state store is refused (exit 2, naming
+``--state-store``), that a table on Redis is shared by both workers, and that no worker
+outlives its parent (SIGKILL and SIGINT).
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from mockd_project.workers import refusal
+from mocks.loader import validate_config
+from tests.helpers import (http_mock, make_config, run_mockd, start_engine, start_server,
+                           write_config)
+from tests.redis_server import start_redis
+
+#: Requests sent on fresh connections; the kernel spreads them over both listeners, so all
+#: of them landing on one worker has odds of 2 ** -23.
+SPREAD = 24
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    config = make_config(http_mock("hello", "GET", "/hello", body="hi"))
+    with start_server(tmp_path_factory.mktemp("workers"), config,
+                      extra_args=["--workers", "2"]) as process:
+        yield process
+
+
+def fresh_gets(base: str, path: str, count: int = SPREAD) -> list[int]:
+    """Statuses of ``count`` GETs, each on a new connection (http.client: no client set-up
+    cost per connection)."""
+    port = int(base.rsplit(":", 1)[1])
+    statuses = []
+    for _ in range(count):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10.0)
+        try:
+            connection.request("GET", path, headers={"Connection": "close"})
+            answer = connection.getresponse()
+            answer.read()
+            statuses.append(answer.status)
+        finally:
+            connection.close()
+    return statuses
+
+
+def engine_of(entry_id: str) -> str:
+    return entry_id.partition("@")[2] or "local"
+
+
+def test_requests_land_on_both_workers_and_the_log_merges(server, admin):
+    assert admin.delete("/requests").status_code == 200
+    assert fresh_gets(server.base, "/hello") == [200] * SPREAD
+    log = admin.get("/requests", params={"limit": 100}).json()
+    assert log["total"] == SPREAD and log["count"] == SPREAD
+    engines = {engine_of(entry["id"]) for entry in log["requests"]}
+    assert engines == {"local", "worker-1"}
+    stamps = [entry["timestamp"] for entry in log["requests"]]
+    assert stamps == sorted(stamps, reverse=True)  # newest first across workers
+    remote = next(entry for entry in log["requests"] if "@" in entry["id"])
+    assert admin.get(f"/requests/{remote['id']}").json()["path"] == "/hello"
+    assert admin.get("/status").json()["requestCount"] >= SPREAD
+    verified = admin.get("/mocks/hello/verify").json()
+    assert verified["callCount"] == SPREAD
+    assert admin.post("/mocks/hello/verify", json={"exactly": SPREAD}).json()["passed"]
+
+
+def test_a_mock_added_through_the_admin_is_served_by_both(server, admin):
+    created = admin.post("/mocks", json={"id": "added", "type": "http", "http": {
+        "matcher": {"method": "GET", "path": "/added"},
+        "response": {"statusCode": 200, "body": "new"}}})
+    assert created.status_code == 201, created.text
+    assert admin.delete("/mocks/added/invocations").status_code == 200
+    assert fresh_gets(server.base, "/added") == [200] * SPREAD
+    calls = admin.get("/mocks/added/invocations", params={"limit": 100}).json()
+    assert calls["total"] == SPREAD
+    assert {engine_of(call["id"]) for call in calls["invocations"]} == {"local", "worker-1"}
+    listed = admin.get("/engines").json()
+    assert [row["id"] for row in listed["engines"]] == ["local", "worker-1"]
+    assert all(row["healthy"] and row["configVersion"] == listed["configVersion"]
+               for row in listed["engines"])
+    metrics = admin.get("/metrics", params={"name[]": "mockd_match_hits_total"}).text
+    assert f'mockd_match_hits_total{{mock_id="added"}} {SPREAD}.0' in metrics
+
+
+def test_a_table_without_a_shared_store_is_refused(server, admin, tmp_path):
+    answer = admin.post("/state/resources", json={"name": "users"})
+    assert answer.status_code == 400
+    assert "--state-store redis://" in answer.json()["message"]
+    config = make_config(http_mock("list", "GET", "/api/users"), tables=[{"name": "users"}],
+                         extend=[{"mock": "list", "table": "users", "action": "list"}])
+    done = run_mockd(["engine", "-c", str(write_config(tmp_path / "t.yaml", config)),
+                      "--port", "0", "--workers", "2"], tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--state-store redis://" in lines[0] and "tables" in lines[0]
+
+
+def test_the_refusal_names_each_kind_of_memory_state():
+    sequence = validate_config(make_config(http_mock("s", "GET", "/s",
+                                                     body="{{sequence('n')}}")))
+    assert "sequence() templates" in refusal(2, sequence, None)
+    assert refusal(1, sequence, None) is None
+    assert refusal(2, sequence, "redis://127.0.0.1:6379/0") is None
+    plain = validate_config(make_config(http_mock("p", "GET", "/p")))
+    assert refusal(4, plain, None) is None
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(child) for child in text.split()]
+
+
+def _gone(pids: list[int], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = []
+        for pid in pids:
+            try:
+                os.kill(pid, 0)
+                with open(f"/proc/{pid}/stat") as stat:
+                    if stat.read().split(") ", 1)[1].startswith("Z"):
+                        continue  # a zombie is dead; only its parent has not reaped it
+                alive.append(pid)
+            except (ProcessLookupError, FileNotFoundError):
+                pass
+        if not alive:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill", "ctrl-c"])
+def test_no_worker_outlives_its_parent(tmp_path, sig):
+    config = make_config(http_mock("hello", "GET", "/hello", body="hi"))
+    with start_engine(tmp_path, config, extra_args=["--workers", "2"]) as engine:
+        children = _children(engine.proc.pid)
+        assert len(children) == 1
+        assert fresh_gets(engine.base, "/hello", 4) == [200] * 4
+        engine.proc.send_signal(sig)
+        assert _gone(children), f"worker {children} still runs after {sig.name}"
+
+
+def test_two_workers_share_a_table_on_redis(tmp_path):
+    config = make_config(http_mock("list", "GET", "/api/users"),
+                         http_mock("create", "POST", "/api/users", status=201),
+                         tables=[{"name": "users", "seedData": [{"id": "u1", "name": "Ada"}]}],
+                         extend=[{"mock": "list", "table": "users", "action": "list"},
+                                 {"mock": "create", "table": "users", "action": "create"}])
+    (tmp_path / "redis").mkdir()
+    with start_redis(tmp_path / "redis") as redis:
+        with start_engine(tmp_path, config, extra_args=[
+                "--workers", "2", "--state-store", redis.url,
+                "--state-namespace", "workers"]) as engine:
+            with engine.client() as client:
+                created = client.post("/api/users", json={"name": "Bob"})
+                assert created.status_code == 201, created.text
+            port = int(engine.base.rsplit(":", 1)[1])
+            counts = set()
+            for _ in range(SPREAD):  # fresh connections: both workers answer some
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10.0)
+                connection.request("GET", "/api/users", headers={"Connection": "close"})
+                counts.add(len(json.loads(connection.getresponse().read())["data"]))
+                connection.close()
+            assert counts == {2}
