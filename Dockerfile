@@ -20,14 +20,12 @@ ENV PATH=/opt/venv/bin:$PATH
 WORKDIR /app
 # Dependencies first, so that a source change does not reinstall them.
 COPY pyproject.toml README.md LICENSE ./
-RUN python - <<'PY' > /tmp/requirements.txt
-import tomllib
-print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))
-PY
-RUN pip install --only-binary=:all: -r /tmp/requirements.txt
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > /tmp/requirements.txt \
+ && pip install --only-binary=:all: -r /tmp/requirements.txt
 COPY . .
 # Editable: Django finds templates/ and static/ beside the packages (settings.BASE_DIR).
-RUN pip install --no-deps -e . && python -m compileall -q /app /opt/venv >/dev/null
+RUN pip install --no-deps -e . \
+ && python -m compileall -q mockd mockd_project mocks tables oidc proxy recordings chaos
 
 # ---- runtime ----
 FROM ${PYTHON_IMAGE}
