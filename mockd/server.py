@@ -47,6 +47,10 @@ START_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
 #: Seconds a call into the engine's loop may take before it is given up.
 CALL_TIMEOUT = 30.0
+#: Seconds ``stop()`` lets open connections finish before their tasks are cancelled, and
+#: the poll interval meanwhile.
+SHUTDOWN_GRACE = 1.0
+SHUTDOWN_POLL = 0.005
 #: At most this many unmatched requests are explained in a verification failure.
 MAX_REPORTED_MISSES = 5
 #: The request-log capacity of a library server (entries; the oldest are dropped).
@@ -437,15 +441,18 @@ class MockServer:
             if chaos is not None:
                 control.install_chaos(chaos)
         sock = _bind(self.host, self._requested_port)
-        protocols: dict[str, Any] = {"http": "httptools", "ws": "auto"}
+        # The WebSocket library is imported on the first upgrade, not at start.
+        protocols: dict[str, Any] = {"http": "httptools", "ws": _lazy_websocket_protocol}
         if self._tls is not None:
             from mockd_project.tls import tls_protocols
 
             protocols["http"], protocols["ws"] = tls_protocols(self._tls.settings)
             context = self._tls.context
             protocols["ssl_context_factory"] = lambda _config, _default: context
+        # log_config None: a library leaves the process's logging set-up alone (and saves
+        # uvicorn's dictConfig); uvicorn's loggers still get the warning level.
         config = uvicorn.Config(lean_data_plane(engine), lifespan="off",
-                                loop="none", log_level="warning",
+                                loop="none", log_level="warning", log_config=None,
                                 access_log=False, server_header=False,
                                 timeout_graceful_shutdown=1, proxy_headers=False,
                                 ws_per_message_deflate=False, **protocols)
@@ -460,7 +467,7 @@ class MockServer:
             await engine.listeners.stop_all()
             server.should_exit = True
             if server.servers:
-                await server.shutdown(sockets=[sock])
+                await _shutdown(server, sock)
             sock.close()
             raise
         self._engine, self._control = engine, control
@@ -476,7 +483,7 @@ class MockServer:
         server.should_exit = True
         control.stop_streams()  # open SSE/chunked streams end now, cleanly
         await engine.listeners.stop_all()
-        await server.shutdown(sockets=[sock])
+        await _shutdown(server, sock)
         sock.close()
 
     # ------------------------------------------------------------------ calls into the loop
@@ -813,6 +820,38 @@ def _bind(host: str, port: int) -> socket.socket:
                                f"{error.strerror or error}") from None
     sock.setblocking(False)
     return sock
+
+
+async def _shutdown(server: Any, sock: socket.socket) -> None:
+    """Stop a started ``uvicorn.Server``: stop accepting, ask every connection to close and
+    poll every :data:`SHUTDOWN_POLL` s (uvicorn's own shutdown sleeps 0.1 s at least) until
+    connections and their tasks are gone, cancelling what is left after
+    :data:`SHUTDOWN_GRACE` s."""
+    for listener in server.servers:
+        listener.close()
+    sock.close()
+    state = server.server_state
+    for connection in list(state.connections):
+        connection.shutdown()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SHUTDOWN_GRACE
+    while (state.connections or state.tasks) and loop.time() < deadline:
+        await asyncio.sleep(SHUTDOWN_POLL)
+    for task in list(state.tasks):
+        task.cancel()
+    for listener in server.servers:
+        await listener.wait_closed()
+
+
+def _lazy_websocket_protocol(**keywords: Any) -> Any:
+    """uvicorn's WebSocket protocol (websockets' sans-I/O one, else wsproto's, as ``"auto"``
+    chooses) for one upgraded connection, imported on the first upgrade: uvicorn calls
+    ``ws_protocol_class(config=, server_state=, app_state=)``."""
+    from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
+
+    if AutoWebSocketsProtocol is None:  # pragma: no cover - websockets ships with mockd
+        raise RuntimeError("no WebSocket library: install websockets or wsproto")
+    return AutoWebSocketsProtocol(**keywords)
 
 
 def _config_error(error: Exception) -> MockConfigError:
