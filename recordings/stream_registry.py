@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mocks.core.redaction import Redaction
-from recordings import store as store_module
 from recordings.streams import PROTOCOLS, StreamRecorder, rfc3339
 
 #: ``(protocol, path)`` -> the arm recording it. Empty when nothing records (the hot check).
@@ -104,7 +103,12 @@ def arm(protocol: Any, path: Any, name: Any = None, *, store: Any = None) -> Arm
                                         f"(session {ARMED[key].session['id']}); stop it first")
     if len(ARMED) >= MAX_ARMS:
         raise ArmError(409, "conflict", f"{MAX_ARMS} recordings are already armed; stop one")
-    store = store if store is not None else store_module.current()
+    if store is None:
+        # Imported here: the engine loads this module at start, the store (sqlite3) only
+        # when a recording is armed.
+        from recordings import store as store_module
+
+        store = store_module.current()
     label = name or f"{protocol} {path}"
     session = store.create_session(label, kind="stream",
                                    filters={"protocol": protocol, "path": path})
