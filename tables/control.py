@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from urllib.parse import parse_qs
 
 import orjson
@@ -52,11 +52,11 @@ from mocks.core.errors import ConfigError, listed_text, validation_issues
 from tables import errors
 from tables.config import TableConfig
 from tables.errors import TableError
-from tables.operations import (REGISTERED_MESSAGE, OperationError, OperationRegistry,
-                         compile_operation, operation_config_of, operations_of,
-                         run_custom_operation, run_custom_operation_async)
 from tables.store import OperationRequest, TableStore
 from tables.transforms import list_envelope
+
+if TYPE_CHECKING:  # custom operations load on first use (an engine without any pays nothing)
+    from tables.operations import OperationRegistry
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -162,6 +162,8 @@ class TableControl:
     @property
     def operation_registry(self) -> OperationRegistry:
         """The engine's custom operations (the table store's ``custom_runner``)."""
+        from tables.operations import operations_of
+
         return operations_of(self.table_store)
 
     async def custom_operations(self, include: NameFilter = None) -> dict[str, Any]:
@@ -184,6 +186,8 @@ class TableControl:
         "...": unknown name "frm" ...``). The admin side persists definitions through
         :mod:`tables.services` instead; this is the headless engine's way.
         """
+        from tables.operations import REGISTERED_MESSAGE, compile_operation, operation_config_of
+
         config = operation_config_of(document)
         try:
             operation = compile_operation(config)
@@ -202,6 +206,8 @@ class TableControl:
         Raises :class:`TableError` 404 (unknown operation) or
         :class:`~tables.operations.OperationError` (see :func:`operation_error_of`).
         """
+        from tables.operations import run_custom_operation, run_custom_operation_async
+
         store = self.table_store
         if store.remote:
             return await run_custom_operation_async(store, name, input_value)
@@ -247,6 +253,8 @@ def operation_error_of(error: TableError, name: str) -> tuple[int, dict[str, Any
     ``validate`` -> its ``errorStatus`` + ``validation_error``; a missing item of a ``read``
     -> 404 ``not_found``; an unknown operation -> 404 ``Custom operation not found: <name>``;
     anything else -> 400 ``execution_failed``."""
+    from tables.operations import OperationError
+
     if isinstance(error, OperationError):
         return error.status, error.admin_body()
     if error.code == errors.STATE_STORE_UNAVAILABLE:

@@ -17,7 +17,6 @@ from typing import Any, Awaitable, Callable
 
 import orjson
 
-from chaos.injector import apply_http
 from mocks.protocols.streaming.sender import StreamAction
 from mocks.engine.core import Engine, ServeEvent, utc_timestamp
 from mocks.engine.matching import near_misses
@@ -145,6 +144,8 @@ class DataPlaneApp:
             # above stay truthful so supervisors see the server alive.
             decision = engine.chaos.decide(request.method, request.path)
             if decision is not None:
+                from chaos.injector import apply_http  # loaded: chaos is on
+
                 chaos_send = await apply_http(decision, send, raw_send)
                 if chaos_send is None:
                     self._observe(request, started, decision.status or 0, error="chaos")

@@ -6,14 +6,13 @@ STYLE §4 (named pipeline stages plus a serve event observed at fixed points).
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from chaos.injector import ChaosInjector, ChaosRuntime
-from tables.operations import apply_operations
 from tables.store import TableStore
 
 from mocks.protocols.http.scenarios import ScenarioStore
@@ -25,6 +24,9 @@ from mocks.core.request import MockRequest
 from mocks.engine.listeners import ListenerSupervisor
 from mocks.engine.snapshot import Snapshot, compile_snapshot, empty_snapshot, patch_snapshot
 from mocks.core.templating import TemplateState
+
+if TYPE_CHECKING:  # chaos is imported when first configured (Engine.chaos_runtime)
+    from chaos.injector import ChaosInjector, ChaosRuntime
 
 logger = logging.getLogger("mockd.engine")
 
@@ -128,7 +130,7 @@ class Engine:
         #: else None, so chaos off costs the data plane one attribute read. Set only by
         #: ``chaos_runtime``, which keeps the config, statistics and fault state.
         self.chaos: ChaosInjector | None = None
-        self.chaos_runtime = ChaosRuntime(self)
+        self._chaos_runtime: ChaosRuntime | None = None
         self.base_dir = Path(".")
         #: Folders a ``bodyFile`` must resolve into (behavior notes §15); empty: anywhere.
         self.body_file_roots: tuple[Path, ...] = ()
@@ -144,6 +146,21 @@ class Engine:
             # Listeners of their own that browsers can reach (MQTT over WebSocket) admit
             # the same origins as the data plane: the live CORS policy.
             "cors": lambda: self.cors}
+
+    @property
+    def chaos_runtime(self) -> ChaosRuntime:
+        """The chaos state (:class:`chaos.injector.ChaosRuntime`: config, statistics, fault
+        state), created on first use: an engine nobody turns chaos on for never imports the
+        chaos modules or builds their config models."""
+        if self._chaos_runtime is None:
+            from chaos.injector import ChaosRuntime
+
+            self._chaos_runtime = ChaosRuntime(self)
+        return self._chaos_runtime
+
+    @chaos_runtime.setter
+    def chaos_runtime(self, runtime: ChaosRuntime) -> None:
+        self._chaos_runtime = runtime
 
     def load(self, config: ConfigFile, base_dir: Path | str | None = None) -> Snapshot:
         """Compile ``config`` and make it the live snapshot.
@@ -184,7 +201,12 @@ class Engine:
         # No await between these lines: requests see the new tables, operations and snapshot
         # together.
         self.tables.apply_definitions(snapshot.table_definitions)
-        apply_operations(self.tables, snapshot.custom_operations)
+        if snapshot.custom_operations or "tables.operations" in sys.modules:
+            # Without that module no custom operation was ever compiled or registered, so
+            # there is none to replace: an engine that never has one never imports it.
+            from tables.operations import apply_operations
+
+            apply_operations(self.tables, snapshot.custom_operations)
         retired = _retired_apps(self.snapshot, snapshot)
         self.snapshot = snapshot
         for app in retired:

@@ -19,7 +19,7 @@ import dataclasses
 import operator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from mocks.core.errors import ConfigError
 from mocks.config import ConfigFile, Mock
@@ -28,8 +28,10 @@ from mocks.protocols import (NOTHING, CompileContext, CompiledMock, ListenerServ
                              ProtocolRoute, WebSocketRoute, binding_member, handler_for)
 from mocks.protocols.http.matcher import Candidate
 from tables.binding import collect_bindings, table_configs
-from tables.operations import CustomOperation, compile_operations
 from tables.store import TableDefinition, TableStore, compile_tables
+
+if TYPE_CHECKING:  # custom operations load when a config has one (_custom_operations)
+    from tables.operations import CustomOperation
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +133,17 @@ def _reordered(output: CompiledMock, order: int) -> CompiledMock:
     return dataclasses.replace(output, candidates=candidates)
 
 
+def _custom_operations(config: ConfigFile) -> tuple[CustomOperation, ...]:
+    """The compiled ``customOperations`` of ``config``
+    (:func:`tables.operations.compile_operations`; raises its ``ConfigError``). A config with
+    none and no ``extend`` binding (which may run one) imports no custom-operation module."""
+    if not config.custom_operations and not config.extend:
+        return ()
+    from tables.operations import compile_operations
+
+    return compile_operations(config.custom_operations)
+
+
 def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
                      tables: TableStore | None = None,
                      protocol_state: dict[str, dict[str, Any]] | None = None,
@@ -161,7 +174,7 @@ def compile_snapshot(config: ConfigFile, base_dir: Path | str = ".",
     shared = _Shared(base, tables, protocol_state, body_file_roots,
                      compile_tables(table_configs(config)),
                      collect_bindings(config, binding_member),
-                     compile_operations(config.custom_operations), scenarios, shared_state)
+                     _custom_operations(config), scenarios, shared_state)
     if (previous is not None and previous.base_dir == base
             and previous.body_file_roots == body_file_roots):
         patched = _patch(config, previous, shared)
@@ -189,7 +202,7 @@ def patch_snapshot(config: ConfigFile, previous: Snapshot, base_dir: Path | str 
     shared = _Shared(base, tables, protocol_state, body_file_roots,
                      compile_tables(table_configs(config)),
                      collect_bindings(config, binding_member),
-                     compile_operations(config.custom_operations), scenarios, shared_state)
+                     _custom_operations(config), scenarios, shared_state)
     return _patch(config, previous, shared)
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from chaos.injector import admit_websocket
 from mocks.engine.core import Engine
 from recordings import replay, stream_registry
 from recordings.replay import PENDING as PENDING_REPLAYS
@@ -81,7 +80,7 @@ class WebSocketRouterApp:
             await refuse_upgrade(receive, send)
             return
         chaos = engine.chaos
-        if chaos is not None and not await admit_websocket(chaos, scope, receive, send):
+        if chaos is not None and not await _admit_websocket(chaos, scope, receive, send):
             return  # refused by a chaos fault (behavior notes §11)
         if ARMED_RECORDINGS:
             recorder = stream_registry.claim("websocket", path, scope.get("headers"),
@@ -111,3 +110,10 @@ class WebSocketRouterApp:
             return True
         await session.serve_websocket(scope, receive, send)
         return True
+
+
+async def _admit_websocket(chaos: Any, scope: Any, receive: Any, send: Any) -> bool:
+    """:func:`chaos.injector.admit_websocket` (imported here: chaos is on, so it is loaded)."""
+    from chaos.injector import admit_websocket
+
+    return await admit_websocket(chaos, scope, receive, send)

@@ -3,6 +3,7 @@ nothing from Django, Channels or any ``models`` module."""
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -62,9 +63,9 @@ def test_importing_the_engine_loads_no_django_at_run_time():
     assert output == "[]"
 
 
-#: Admin-side modules ``mockd engine`` must never load (ARCHITECTURE seam 2: no ORM, no
-#: models, no admin URLconf, no ninja).
-ADMIN_SIDE_MODULES = ("django.db", "ninja", "mocks.models", "mocks.control.commit",
+#: Admin-side modules ``mockd engine`` must never load (ARCHITECTURE seam 2: no Django at
+#: all, so no ORM, no models, no admin URLconf, no ninja).
+ADMIN_SIDE_MODULES = ("django", "ninja", "mocks.models", "mocks.control.commit",
                       "mockd_project.urls")
 
 
@@ -85,38 +86,68 @@ ENGINE_START = (
     "import uvicorn.config, uvicorn.server\n")
 
 
-def test_mockd_engine_start_path_loads_nothing_of_the_admin_side():
-    """What ``mockd engine -c FILE`` runs before it serves: the CLI module, the runner, the
-    handlers and the config compile, the data-plane app and the engine-control app."""
-    code = ENGINE_START + "print('\\n'.join(sys.modules))\n"
+@pytest.fixture(scope="module")
+def engine_start_modules() -> list[str]:
+    """The modules loaded once :data:`ENGINE_START` has run and the engine-control port has
+    answered one request of the HTTP side (``/status``); one subprocess for the module."""
+    code = ENGINE_START + ("asyncio.run(control.status())\n"
+                           "print('\\n'.join(sys.modules))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
-    loaded = sorted(name for name in done.stdout.split()
-                    if any(name == admin or name.startswith(admin + ".")
-                           for admin in ADMIN_SIDE_MODULES))
-    assert loaded == []
+    return done.stdout.split()
+
+
+def _among(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    """Which of ``names`` (packages or modules) are among ``modules``."""
+    return sorted({wanted for name in modules for wanted in names
+                   if name == wanted or name.startswith(wanted + ".")})
+
+
+def test_mockd_engine_start_path_loads_nothing_of_the_admin_side(engine_start_modules):
+    """What ``mockd engine -c FILE`` runs before it serves: the CLI module, the runner, the
+    handlers and the config compile, the data-plane app and the engine-control app."""
+    assert _among(engine_start_modules, ADMIN_SIDE_MODULES) == []
 
 
 #: Third-party libraries of protocols other than HTTP (ARCHITECTURE "Protocol handlers": an
 #: HTTP-only engine pays for none of them).
-PROTOCOL_LIBRARIES = ("grpc", "google.protobuf", "graphql", "amqtt", "lxml", "oauthlib")
+PROTOCOL_LIBRARIES = ("grpc", "google.protobuf", "graphql", "amqtt", "lxml", "oauthlib",
+                      "authlib", "jwt")
+#: Modules of features an HTTP-only config without chaos, custom operations or WebSocket
+#: traffic does not use: loaded on first use (chaos when turned on, custom operations when a
+#: config or an admin defines one, the WebSocket library on the first upgrade).
+UNUSED_FEATURE_MODULES = ("chaos.config", "chaos.injector", "tables.operations",
+                          "tables.operations_config", "tables.expressions", "websockets",
+                          "wsproto")
 
 
-def _loaded_protocol_libraries(code: str) -> list[str]:
+def test_mockd_engine_with_an_http_only_config_loads_no_protocol_library(engine_start_modules):
+    """``mockd engine -c`` an HTTP-only config, up to serving, then one engine-control
+    request of the HTTP side (``/status``): no grpc, graphql-core, amqtt, lxml, oauthlib,
+    authlib or PyJWT, and none of the unused features' modules (chaos, custom operations,
+    the WebSocket library)."""
+    assert _among(engine_start_modules, PROTOCOL_LIBRARIES + UNUSED_FEATURE_MODULES) == []
+
+
+def test_a_grpc_and_a_graphql_mock_load_their_libraries_when_they_compile(tmp_path):
+    """The other side of paying for what is used: the engine start path with a config of a
+    gRPC and a GraphQL mock imports grpc, protobuf and graphql-core (when those mocks
+    compile), and still no other protocol's library."""
+    config = tmp_path / "mocks.yaml"
+    config.write_text(json.dumps({"mocks": [
+        {"id": "greeter", "type": "grpc",
+         "grpc": {"port": 50051, "protoFile": str(ROOT / "examples" / "greeter.proto")}},
+        {"id": "graph", "type": "graphql",
+         "graphql": {"path": "/graphql", "schema": "type Query { hello: String }"}}]}))
+    code = ENGINE_START.replace("'examples/quickstart.yaml'", repr(str(config)))
+    assert code != ENGINE_START
+    code += "print('\\n'.join(sys.modules))\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
-    return sorted({library for name in done.stdout.split() for library in PROTOCOL_LIBRARIES
-                   if name == library or name.startswith(library + ".")})
-
-
-def test_mockd_engine_with_an_http_only_config_loads_no_protocol_library():
-    """``mockd engine -c`` an HTTP-only config, up to serving, then one engine-control
-    request of the HTTP side (``/status``): no grpc, graphql-core, amqtt, lxml, oauthlib."""
-    code = ENGINE_START + ("asyncio.run(control.status())\n"
-                           "print('\\n'.join(sys.modules))\n")
-    assert _loaded_protocol_libraries(code) == []
+    assert _among(done.stdout.split(), PROTOCOL_LIBRARIES) == ["google.protobuf", "graphql",
+                                                               "grpc"]
 
 
 def test_a_protocols_control_routes_load_when_one_of_its_routes_is_asked():
@@ -159,11 +190,8 @@ OTHER_PROTOCOL_MODELS = ("mocks.protocols.graphql.config", "mocks.protocols.grpc
                          "oidc.config")
 
 
-def test_mockd_engine_with_an_http_only_config_builds_no_other_protocols_config_model():
+def test_mockd_engine_with_an_http_only_config_builds_no_other_protocols_config_model(
+        engine_start_modules):
     """The ``Mock`` schema builds a protocol's model when a block of its type is validated
     (:class:`mocks.config.ProtocolBlock`), so an HTTP-only engine builds none of the others."""
-    code = ENGINE_START + "print('\\n'.join(sys.modules))\n"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert sorted(set(done.stdout.split()) & set(OTHER_PROTOCOL_MODELS)) == []
+    assert sorted(set(engine_start_modules) & set(OTHER_PROTOCOL_MODELS)) == []

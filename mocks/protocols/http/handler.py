@@ -23,7 +23,6 @@ from mocks.protocols.http.sequence import ResponseSequence
 from mocks.protocols.http.validation import compile_request_validation, validating_action
 from mocks.protocols.streaming.actions import compile_stream_action
 from tables.binding import BoundAction, binding_of
-from tables.operations import operation_binding
 from tables.store import TableStore
 
 
@@ -60,6 +59,8 @@ def compile_candidate(mock: Any, context: CompileContext) -> Candidate:
     if binding is None and http.stateful_binding is not None:
         binding = binding_of(http.stateful_binding, f"{key_path}.http.statefulBinding")
     if binding is None and http.stateful_operation:
+        from tables.operations import operation_binding  # custom operations load when used
+
         # `statefulOperation: <name>` is the custom action of a binding without a table.
         binding = operation_binding(http.stateful_operation,
                                     f"{key_path}.http.statefulOperation")
