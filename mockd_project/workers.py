@@ -199,8 +199,8 @@ class Supervisor:
     def start(self, count: int, argv: list[str], data_socket: socket.socket,
               env: dict[str, str] | None = None) -> None:
         """Start workers 1..count-1: ``mockd engine`` with ``argv`` (its options) plus the
-        data port, an engine-control port of their own and the shared token. Raises
-        ``StartupFailure`` (exit 1) when one exits before answering."""
+        data port, an engine-control port of their own and the shared token; returns at
+        once (:meth:`wait_ready` waits for them)."""
         host, port = data_socket.getsockname()[:2]
         parent = os.getpid()
         pass_fds: tuple[int, ...] = ()
@@ -221,7 +221,6 @@ class Supervisor:
                 preexec_fn=lambda: _die_with_parent(parent))
             self.children.append(Child(index, process,
                                        f"http://127.0.0.1:{control_port}"))
-        self.wait_ready()
 
     def wait_ready(self, timeout: float = CHILD_START_TIMEOUT) -> None:
         """Wait until every child's engine-control ``/health`` answers 200. Raises
@@ -290,31 +289,19 @@ def child_options(options: Any, config: Any = None) -> list[str]:
     return argv
 
 
-def start_workers(options: Any, data_socket: socket.socket, token: str | None,
-                  fanout: Any = None, config: Any = None) -> Supervisor:
-    """Start the N-1 children of ``--workers N``.
-
-    ``token``: the engine token (engine mode: the parent's; full mode: None, a new one is
-    made). ``fanout``: the admin's :class:`~mocks.control.engines.FanOutControl` in full
-    mode; the children are registered with it as ``worker-<n>`` and take the current
-    config (version 1 or later) before this returns. Raises ``StartupFailure`` (exit 1).
-    """
-    supervisor = Supervisor(token or secrets.token_urlsafe(32))
-    try:
-        supervisor.start(options.workers, child_options(options, config), data_socket)
-        if fanout is not None:
-            engines = fanout.engines
-            for child in supervisor.children:
-                engines.add(child.control_url, supervisor.token, worker=child.index)
-            asyncio.run(_first_push(fanout))
-            late = [record.id for record in engines.records.values() if not record.healthy]
-            if late:
-                raise _child_failure(f"worker(s) {', '.join(late)} refused the config: "
-                                     f"{engines.records[late[0]].last_error}")
-    except BaseException:
-        supervisor.stop()
-        raise
-    return supervisor
+def register_workers(supervisor: Supervisor, fanout: Any) -> None:
+    """Register the ready children with the admin's
+    :class:`~mocks.control.engines.FanOutControl` as ``worker-<n>`` and push them the
+    current config (version 1 or later). Raises ``StartupFailure`` (exit 1) when one refuses
+    it."""
+    engines = fanout.engines
+    for child in supervisor.children:
+        engines.add(child.control_url, supervisor.token, worker=child.index)
+    asyncio.run(_first_push(fanout))
+    late = [record.id for record in engines.records.values() if not record.healthy]
+    if late:
+        raise _child_failure(f"worker(s) {', '.join(late)} refused the config: "
+                             f"{engines.records[late[0]].last_error}")
 
 
 async def _first_push(fanout: Any) -> None:
@@ -361,24 +348,48 @@ def admin_control(options: Any, local: Any) -> Any:
                          guard if options.workers > 1 else None)
 
 
-def start_for_run(options: Any, local: Any, data_sock: socket.socket | None,
-                  token: Any) -> Supervisor | None:
-    """Start the children of ``--workers N`` once the config is live (full mode: after the
-    stored definitions are loaded); None with one worker. Raises ``StartupFailure``: exit 2
-    when the live config needs a shared state store (:func:`refusal`), exit 1 when a child
-    fails to start."""
+def _refuse(options: Any, config: Any) -> None:
+    """Raise ``StartupFailure`` (exit 2) when :func:`refusal` refuses ``config``."""
     from mockd_project.runner import EXIT_CONFIG_ERROR, StartupFailure
-    from mockd_project.runtime import runtime
 
-    if options.workers <= 1 or data_sock is None:
-        return None
-    config = local.engine.snapshot.config
     refused = refusal(options.workers, config, shared_store_of(options, config))
     if refused:
         raise StartupFailure(EXIT_CONFIG_ERROR, refused)
-    return start_workers(options, data_sock,
-                         None if options.full else getattr(token, "value", None),
-                         runtime.control if options.full else None, config)
+
+
+def spawn(options: Any, data_sock: socket.socket | None, token: Any,
+          config: Any) -> Supervisor | None:
+    """Start the N-1 children of ``--workers N`` (None with one worker or no data port),
+    without waiting: they start while the admin side sets up. ``token``: the engine token
+    of engine mode (full mode makes one); ``config``: the config file's. Raises
+    ``StartupFailure`` (exit 2) when that config needs a shared state store
+    (:func:`refusal`)."""
+    if options.workers <= 1 or data_sock is None:
+        return None
+    _refuse(options, config)
+    shared = None if options.full else getattr(token, "value", None)
+    supervisor = Supervisor(shared or secrets.token_urlsafe(32))
+    supervisor.start(options.workers, child_options(options, config), data_sock)
+    return supervisor
+
+
+def finish(options: Any, local: Any, supervisor: Supervisor | None) -> None:
+    """Once the config is live (full mode: the stored definitions loaded): refuse it when
+    it needs a shared state store (exit 2), wait for every child (exit 1 when one fails)
+    and, in full mode, register them with the admin and push them the config. Stops the
+    children before raising ``StartupFailure``."""
+    from mockd_project.runtime import runtime
+
+    if supervisor is None:
+        return
+    try:
+        _refuse(options, local.engine.snapshot.config)
+        supervisor.wait_ready()
+        if options.full:
+            register_workers(supervisor, runtime.control)
+    except BaseException:
+        supervisor.stop()
+        raise
 
 
 def join(options: Any, token: str, control: Any, control_port: int) -> None:
