@@ -21,12 +21,10 @@ import asyncio
 import dataclasses
 import logging
 import os
-import secrets
 import signal
 import socket
 import ssl
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,23 +40,18 @@ from mocks.core.responses import FileRoots
 from mocks.loader import load_config_file
 from mocks.server_config import TlsSettings, tls_settings_from_file
 
-from mockd_project.paths import (UnsafeDirectoryError, default_data_dir,
-                                 ensure_owned_private_dir, ensure_private_dir,
-                                 read_private_file, write_private_file)
+# The Django-free start functions, re-exported: mockd_project.engine_start.
+from mockd_project.engine_start import (EXIT_CONFIG_ERROR, EXIT_LISTEN_ERROR, StartupFailure,
+                                        bind_engine_control, bind_socket, data_dir_of,
+                                        lazy_websocket_protocol, resolve_engine_token,
+                                        runtime_token_dir)
+from mockd_project.paths import ensure_private_dir
 from mockd_project.runtime import runtime
 
 logger = logging.getLogger("mockd")
 
-EXIT_CONFIG_ERROR = 2
-EXIT_LISTEN_ERROR = 1
 DEFAULT_HTTP_PORT = 4280
 DEFAULT_ADMIN_PORT = 4290
-ENGINE_CONTROL_FIRST_PORT = 4281
-ENGINE_CONTROL_LAST_PORT = 4380
-#: File of the generated engine token inside the data directory (behavior notes §16).
-ENGINE_TOKEN_FILE_NAME = "engine-token"
-#: Environment variable giving the engine token.
-ENGINE_TOKEN_ENV = "MOCKD_ENGINE_TOKEN"
 
 
 @dataclass
@@ -176,46 +169,6 @@ class RunOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class StartupFailure(Exception):
-    """Startup cannot go on; ``exit_code`` and a one-line ``message`` for stderr."""
-
-    def __init__(self, exit_code: int, message: str):
-        super().__init__(message)
-        self.exit_code = exit_code
-        self.message = message
-
-
-def bind_socket(host: str, port: int, what: str) -> socket.socket:
-    """A listening TCP socket; raises :class:`StartupFailure` (exit 1) when it cannot bind."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(2048)
-    except OSError as error:
-        sock.close()
-        raise StartupFailure(EXIT_LISTEN_ERROR,
-                             f"cannot listen on {host}:{port} for the {what}: "
-                             f"{error.strerror or error}") from None
-    sock.setblocking(False)
-    return sock
-
-
-def bind_engine_control(port: int | None, host: str = "127.0.0.1") -> socket.socket:
-    """The engine-control socket: ``port`` if pinned, else first free from 4281 to 4380,
-    else any free port; loopback unless ``host`` (``--engine-host``) says otherwise
-    (behavior notes §15)."""
-    if port is not None:
-        return bind_socket(host, port, "engine control")
-    for candidate in range(ENGINE_CONTROL_FIRST_PORT, ENGINE_CONTROL_LAST_PORT + 1):
-        try:
-            return bind_socket(host, candidate, "engine control")
-        except StartupFailure:
-            continue
-    return bind_socket(host, 0, "engine control")
-
-
 def host_policy(options: RunOptions) -> HostPolicy:
     """The ``Host`` values the admin and engine-control ports answer: loopback names, IP
     addresses, the ``--host`` name and ``options.allowed_hosts``
@@ -226,12 +179,6 @@ def host_policy(options: RunOptions) -> HostPolicy:
         return HostPolicy(options.allowed_hosts, bind_host=options.host)
     except ValueError as error:
         raise StartupFailure(EXIT_CONFIG_ERROR, str(error)) from None
-
-
-def data_dir_of(options: RunOptions) -> Path:
-    """The data directory: ``--data-dir``, else ``$MOCKD_DATA_DIR``, else the platform default
-    (behavior notes §15); not created here."""
-    return Path(options.data_dir).expanduser() if options.data_dir else default_data_dir()
 
 
 #: The folder of the data directory that holds files mocks may serve (bodies uploaded
@@ -262,104 +209,6 @@ def body_file_roots(options: RunOptions) -> FileRoots:
     if options.config:
         roots.insert(0, Path(options.config).resolve().parent)
     return FileRoots(roots, denied, [files])
-
-
-@dataclass(frozen=True)
-class EngineToken:
-    """The token the engine-control port requires (behavior notes §16).
-
-    Attributes:
-        value: the secret itself; never printed or logged.
-        source: where it came from, for the start-up note: ``--engine-token``,
-            ``MOCKD_ENGINE_TOKEN`` or ``file``.
-        path: the token file when ``source`` is ``file``, else None.
-        ephemeral: True when ``path`` was generated for this run only (deleted at exit).
-    """
-
-    value: str = field(repr=False)
-    source: str
-    path: Path | None = None
-    ephemeral: bool = False
-
-    def discard(self) -> None:
-        """Delete the token file when it was generated for this run only."""
-        if self.ephemeral and self.path is not None:
-            try:
-                self.path.unlink()
-            except OSError:
-                pass  # already gone: nothing is left behind either way
-
-    def describe(self) -> str:
-        """Where the token is, without its value (``stored in <path>``, ``from …``)."""
-        return f"stored in {self.path}" if self.path is not None else f"from {self.source}"
-
-
-def runtime_token_dir() -> Path:
-    """Where a generated engine token lives when no data directory was named:
-    ``$XDG_RUNTIME_DIR/mockd``, else ``<temp dir>/mockd-<uid>`` (not the data directory, so
-    ``mockd engine`` leaves no file behind). :func:`resolve_engine_token` creates it 0700 and
-    refuses it when it is not private to the current user (another user may have made
-    ``/tmp/mockd-<uid>`` first)."""
-    runtime_dir = os.environ.get("XDG_RUNTIME_DIR", "").strip()
-    if runtime_dir:
-        return Path(runtime_dir) / "mockd"
-    return Path(tempfile.gettempdir()) / f"mockd-{os.getuid()}"
-
-
-def resolve_engine_token(options: RunOptions) -> EngineToken:
-    """The engine token (behavior notes §16): ``--engine-token``, else
-    ``$MOCKD_ENGINE_TOKEN``, else a token file:
-
-    * with ``--data-dir`` (or ``$MOCKD_DATA_DIR``): ``<data dir>/engine-token``, kept and reused
-      across runs, written with a new random token on first use;
-    * otherwise a new token in ``<runtime dir>/engine-<pid>.token`` (see
-      :func:`runtime_token_dir`), which the runner deletes when the engine stops: an engine
-      writes nothing to disk that outlives it (behavior notes §15).
-
-    Tokens are 43 URL-safe characters (256 bits). A token file is written 0600 under a new
-    name and renamed into place (:func:`mockd_project.paths.write_private_file`), and read
-    without following a symbolic link, so a link planted at its name cannot make the engine
-    overwrite or read another file. The runtime folder is created 0700 and must be a real
-    directory of the current user that no one else may open
-    (:func:`mockd_project.paths.ensure_owned_private_dir`).
-
-    Raises :class:`StartupFailure` (exit 1) when the file cannot be read or written, or when
-    the runtime folder is not private (the message names the folder, what is wrong and the
-    ways out: remove it, or set ``--engine-token``, ``MOCKD_ENGINE_TOKEN`` or
-    ``XDG_RUNTIME_DIR``).
-    """
-    if options.engine_token:
-        return EngineToken(options.engine_token, "--engine-token")
-    from_environment = os.environ.get(ENGINE_TOKEN_ENV, "").strip()
-    if from_environment:
-        return EngineToken(from_environment, ENGINE_TOKEN_ENV)
-    if options.data_dir or os.environ.get("MOCKD_DATA_DIR"):
-        path, ephemeral = data_dir_of(options) / ENGINE_TOKEN_FILE_NAME, False
-    else:
-        path, ephemeral = runtime_token_dir() / f"engine-{os.getpid()}.token", True
-    try:
-        if ephemeral:
-            ensure_owned_private_dir(path.parent)
-        else:
-            existing = read_private_file(path)
-            if existing:
-                return EngineToken(existing, "file", path)
-            ensure_private_dir(path.parent)
-        token = secrets.token_urlsafe(32)
-        write_private_file(path, token + "\n")
-    except UnsafeDirectoryError as error:
-        raise StartupFailure(EXIT_LISTEN_ERROR,
-                             f"refusing to keep the engine token in {error.path}: the folder "
-                             f"{error.problem}, so another local user could read or replace "
-                             f"it. Remove the folder (mockd creates it again, 0700), or give "
-                             f"the token with --engine-token or {ENGINE_TOKEN_ENV}, or set "
-                             f"XDG_RUNTIME_DIR to a private folder") from None
-    except OSError as error:
-        raise StartupFailure(EXIT_LISTEN_ERROR,
-                             f"cannot keep the engine token in {path}: "
-                             f"{error.strerror or error}; give one with --engine-token or "
-                             f"{ENGINE_TOKEN_ENV}") from None
-    return EngineToken(token, "file", path, ephemeral=ephemeral)
 
 
 def _url(host: str, port: int, scheme: str = "http") -> str:
@@ -874,7 +723,8 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
     servers = []
     for name, app, sock in apps:
         http: Any = "httptools"
-        ws: Any = "none" if name not in ("data", "https") else "auto"
+        # The data plane's WebSocket library is imported on its first upgrade.
+        ws: Any = "none" if name not in ("data", "https") else lazy_websocket_protocol
         tls_options: dict[str, Any] = {}
         if tls and name in tls:
             from mockd_project.tls import tls_protocols
