@@ -67,22 +67,38 @@ MAX_ATTEMPTS = 50
 CONNECT_TIMEOUT_SECONDS = 2.0
 SOCKET_TIMEOUT_SECONDS = 5.0
 
-#: Check every table's version (and that created keys are free), then apply every write.
-#: KEYS: meta, items of each table; ARGV[1]: JSON ``[{v, put: [[key, json, new]], del,
-#: seq?}]`` in the same order. Returns 1 when written, 0 when something moved.
+#: Check what each table's writes were decided on, then apply every write, or nothing.
+#: KEYS: meta, items of each table; ARGV[1]: JSON ``[{v, seqexp, max, put: [[key, json,
+#: expect]], del: [[key, expect]], seq?}]`` in the same order. ``v`` (a version, or false)
+#: checks the whole table (operations that read whole tables); without it each written key
+#: must still hold ``expect`` (the raw value read; "" = absent), ``seqexp`` the sequence
+#: counter read, and ``max`` (0 = none) bounds the item count. Returns 1 when written, 0
+#: when something moved.
 COMMIT_SCRIPT = """
 local plan = cjson.decode(ARGV[1])
 for i, t in ipairs(plan) do
-  local v = redis.call('HGET', KEYS[2*i-1], 'ver') or '0'
-  if v ~= t.v then return 0 end
+  local meta, items = KEYS[2*i-1], KEYS[2*i]
+  if t.v and (redis.call('HGET', meta, 'ver') or '0') ~= t.v then return 0 end
+  if t.seqexp and (redis.call('HGET', meta, 'seq') or '') ~= t.seqexp then return 0 end
+  local added = 0
   for _, p in ipairs(t.put) do
-    if p[3] == 1 and redis.call('HEXISTS', KEYS[2*i], p[1]) == 1 then return 0 end
+    local old = redis.call('HGET', items, p[1])
+    if p[3] == '' then
+      if old then return 0 end
+      added = added + 1
+    elseif not t.v and old ~= p[3] then return 0 end
   end
+  if not t.v then
+    for _, d in ipairs(t.del) do
+      if redis.call('HGET', items, d[1]) ~= d[2] then return 0 end
+    end
+  end
+  if t.max > 0 and added > 0 and redis.call('HLEN', items) + added > t.max then return 0 end
 end
 for i, t in ipairs(plan) do
   local meta, items = KEYS[2*i-1], KEYS[2*i]
   local wrote = false
-  for _, k in ipairs(t.del) do redis.call('HDEL', items, k); wrote = true end
+  for _, d in ipairs(t.del) do redis.call('HDEL', items, d[1]); wrote = true end
   for _, p in ipairs(t.put) do
     local old = redis.call('HGET', items, p[1])
     local ord = old and string.match(old, '^(%d+)|')
@@ -111,12 +127,33 @@ redis.call('HINCRBY', KEYS[1], 'ver', 1)
 return 1
 """
 
-#: The next ``sequence`` id whose key is free. KEYS: meta, items.
-NEXT_SEQUENCE_SCRIPT = """
-local s = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
-repeat s = s + 1 until redis.call('HEXISTS', KEYS[2], tostring(s)) == 0
-return s
+#: A whole table in one reply: ``[version, sequence, values joined by newlines]`` (one
+#: bulk string parses far faster than one per item). KEYS: meta, items.
+READ_TABLE_SCRIPT = """
+local m = redis.call('HMGET', KEYS[1], 'ver', 'seq')
+return {m[1] or '0', m[2] or '', table.concat(redis.call('HVALS', KEYS[2]), '\\n')}
 """
+
+#: What a create is decided on: ``[sequence, item count, raw value of the given id or nil,
+#: next free sequence id or 0]``. KEYS: meta, items; ARGV: the given id key ("" = none),
+#: "1" for a ``sequence`` table.
+CREATE_READ_SCRIPT = """
+local seq = redis.call('HGET', KEYS[1], 'seq') or ''
+local value = false
+if ARGV[1] ~= '' then value = redis.call('HGET', KEYS[2], ARGV[1]) end
+local free = 0
+if ARGV[2] == '1' then
+  free = tonumber(seq) or 0
+  repeat free = free + 1 until redis.call('HEXISTS', KEYS[2], tostring(free)) == 0
+end
+return {seq, redis.call('HLEN', KEYS[2]), value, free}
+"""
+
+
+#: The Lua scripts by name, and their SHA1 digests (``EVALSHA``; loaded on ``NOSCRIPT``).
+SCRIPTS = {"commit": COMMIT_SCRIPT, "seed": SEED_SCRIPT, "read_table": READ_TABLE_SCRIPT,
+           "create_read": CREATE_READ_SCRIPT}
+SHAS = {name: hashlib.sha1(text.encode()).hexdigest() for name, text in SCRIPTS.items()}
 
 
 class _Partial(dict):
@@ -134,27 +171,54 @@ class _Partial(dict):
 
 
 class _Loaded:
-    """One table as read: its version, the items fetched and the counter values."""
+    """One table as read: how, its version, the items fetched (and their raw values), the
+    sequence counter as stored and as the run starts from it."""
 
-    __slots__ = ("table", "version", "items", "before", "sequence")
+    __slots__ = ("table", "how", "version", "items", "before", "raw", "stored_sequence",
+                 "sequence")
 
-    def __init__(self, table: RuntimeTable, version: str, items: dict[str, dict[str, Any]],
-                 sequence: int):
+    def __init__(self, table: RuntimeTable, how: str, version: str,
+                 items: dict[str, dict[str, Any]], raw: dict[str, str],
+                 stored_sequence: str, sequence: int):
         self.table = table
+        self.how = how
         self.version = version
         self.items = items
         self.before = dict(items)  # what the run starts from (the table changes ``items``)
+        self.raw = raw
+        self.stored_sequence = stored_sequence
         self.sequence = sequence
 
 
-def _decode_items(raw: Mapping[bytes, bytes]) -> dict[str, dict[str, Any]]:
-    """``{key: item}`` in insertion order from a hash of ``"<n>|<json>"`` values."""
+def _decode_items(raw: Mapping[bytes, bytes]) -> tuple[dict[str, dict[str, Any]],
+                                                       dict[str, str]]:
+    """``({key: item} in insertion order, {key: raw value})`` from a hash of
+    ``"<n>|<json>"`` values."""
     entries = []
+    texts: dict[str, str] = {}
     for key, value in raw.items():
         number, _, text = value.partition(b"|")
-        entries.append((int(number), key.decode(), text))
+        name = key.decode()
+        entries.append((int(number), name, text))
+        texts[name] = value.decode()
     entries.sort(key=lambda entry: entry[0])
-    return {key: orjson.loads(text) for _, key, text in entries}
+    return {name: orjson.loads(text) for _, name, text in entries}, texts
+
+
+def _decode_table(joined: bytes, id_field: str) -> dict[str, dict[str, Any]]:
+    """``{key: item}`` in insertion order from :data:`READ_TABLE_SCRIPT`'s joined values
+    (the key of an item is the id key of its id field)."""
+    from tables.ids import id_key
+
+    if not joined:
+        return {}
+    entries = []
+    for value in joined.split(b"\n"):
+        number, _, text = value.partition(b"|")
+        entries.append((int(number), text))
+    entries.sort(key=lambda entry: entry[0])
+    items = orjson.loads(b"[" + b",".join(text for _, text in entries) + b"]")
+    return {id_key(item[id_field]): item for item in items}
 
 
 def _identity_digest(definition: TableDefinition) -> str:
@@ -182,7 +246,8 @@ class RedisTableStore(TableStore):
         self._client_factory = client_factory or _client
         self._client: Any = None
         self._lock: asyncio.Lock | None = None
-        self._scripts: dict[str, Any] = {}
+        self._pending: list[tuple[tuple[Any, ...], asyncio.Future]] = []
+        self._flushes: set[asyncio.Future] = set()
         self._ensured: dict[str, TableDefinition] = {}
 
     # ------------------------------------------------------------------ connection
@@ -190,16 +255,75 @@ class RedisTableStore(TableStore):
     def client(self) -> Any:
         """The ``redis.asyncio.Redis`` client (created on first use, on the running loop)."""
         if self._client is None:
-            client = self._client_factory(self.url)
-            self._scripts = {name: client.register_script(text) for name, text in
-                             (("commit", COMMIT_SCRIPT), ("seed", SEED_SCRIPT),
-                              ("next_sequence", NEXT_SEQUENCE_SCRIPT))}
-            self._client = client
+            self._client = self._client_factory(self.url)
         return self._client
 
-    def _script(self, name: str) -> Any:
-        self.client  # noqa: B018 - creates the client and its scripts
-        return self._scripts[name]
+    async def _command(self, *argv: Any) -> Any:
+        """Run one command; the commands of one turn of the event loop go in one pipeline
+        (one write and one read on the socket for all the requests being served at once).
+        Raises :class:`StateStoreUnavailable` when Redis cannot be reached, or the command's
+        own error (``NoScriptError``...)."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._pending.append((argv, future))
+        if len(self._pending) == 1:
+            loop.call_soon(self._start_flush)
+        return await future
+
+    def _start_flush(self) -> None:
+        pending, self._pending = self._pending, []
+        task = asyncio.ensure_future(self._flush(pending))
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)
+
+    async def _flush(self, pending: list[tuple[tuple[Any, ...], asyncio.Future]]) -> None:
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
+
+        pipe = self.client.pipeline(transaction=False)
+        for argv, _ in pending:
+            pipe.execute_command(*argv)
+        try:
+            results = await pipe.execute(raise_on_error=False)
+        except (RedisConnectionError, RedisTimeoutError, OSError) as error:
+            failure: BaseException = self._unavailable(error)
+            results = [failure] * len(pending)
+        except BaseException as error:  # noqa: BLE001 - handed to every waiting request
+            results = [error] * len(pending)
+        for (_, future), result in zip(pending, results):
+            if future.done():
+                continue
+            if isinstance(result, BaseException):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
+
+    async def _eval(self, name: str, keys: list[str], args: list[Any] = (),
+                    pipe: Any = None) -> Any:
+        """``EVALSHA`` of script ``name``: added to ``pipe`` when given, else run through
+        :meth:`_command`."""
+        argv = ("EVALSHA", SHAS[name], len(keys), *keys, *args)
+        if pipe is not None:
+            pipe.execute_command(*argv)
+            return None
+        return await self._command(*argv)
+
+    async def _load_scripts(self) -> None:
+        for text in SCRIPTS.values():
+            await self._call(self.client.script_load, text)
+
+    async def _with_scripts(self, function: Callable[..., Any], *args: Any) -> Any:
+        """``await function(*args)``; when Redis answers ``NOSCRIPT`` (first use, or a
+        restarted Redis, which also lost the tables: they are seeded again) the scripts are
+        loaded and the call runs once more."""
+        from redis.exceptions import NoScriptError
+
+        try:
+            return await function(*args)
+        except NoScriptError:
+            self._ensured.clear()
+            await self._load_scripts()
+            return await function(*args)
 
     async def ping(self) -> None:
         """Raise :class:`StateStoreUnavailable` unless Redis answers ``PING``."""
@@ -242,8 +366,9 @@ class RedisTableStore(TableStore):
             item["createdAt"] = stamp
             item["updatedAt"] = stamp
             args += [key, orjson.dumps(item)]
-        await self._script("seed")(keys=[self._key(definition.name, "meta"),
-                               self._key(definition.name, "items")], args=args)
+        await self._with_scripts(self._eval, "seed", [self._key(definition.name, "meta"),
+                                                      self._key(definition.name, "items")],
+                                 args)
         self._ensured[definition.name] = definition
 
     # ------------------------------------------------------------------ reading
@@ -275,51 +400,71 @@ class RedisTableStore(TableStore):
                 reads.setdefault(relation.table, "full")
         return reads
 
-    async def _read(self, request: OperationRequest,
-                    reads: Mapping[str, str]) -> dict[str, _Loaded]:
-        client = self.client
-        pipe = client.pipeline(transaction=True)
+    async def _read(self, request: OperationRequest, reads: Mapping[str, str],
+                    blind: bool = False) -> dict[str, _Loaded]:
+        """Read what ``reads`` asks (see :meth:`_plan_reads`). A ``blind`` create reads
+        nothing: it assumes a free generated id and room in the table, which the commit
+        checks (a failed check reads properly on the next attempt)."""
+        if len(reads) == 1:
+            name, how = next(iter(reads.items()))
+            table = self.tables[name]
+            if how == "item":  # one command: no pipeline
+                value = await self._command("HGET", self._key(name, "items"),
+                                            request.id or "")
+                items, raw = _decode_items({} if value is None else
+                                           {(request.id or "").encode(): value})
+                return {name: _Loaded(table, how, "0", items, raw, "", 0)}
+            if how == "create" and blind:
+                return {name: _Loaded(table, how, "0", _Partial({}, 0), {}, "", 0)}
+            answers = iter([await self._eval(*self._read_script(request, name, how))])
+            return self._loaded(request, reads, answers)
+        pipe = self.client.pipeline(transaction=len(reads) > 1)
         for name, how in reads.items():
-            meta, items = self._key(name, "meta"), self._key(name, "items")
-            pipe.hmget(meta, "ver", "seq")
-            if how == "full":
-                pipe.hgetall(items)
-            elif how == "item":
-                pipe.hmget(items, request.id or "")
+            if how == "item":
+                pipe.hmget(self._key(name, "items"), request.id or "")
             else:
-                table = self.tables[name]
-                pipe.hlen(items)
-                explicit = request.body.get(table.definition.id_field) \
-                    if isinstance(request.body, Mapping) else None
-                key = explicit_key(explicit)
-                pipe.hmget(items, key if key is not None else "")
-                if table.definition.id_strategy == "sequence":
-                    await self._script("next_sequence")(keys=[meta, items], client=pipe)
-        answers = iter(await self._call(pipe.execute))
+                await self._eval(*self._read_script(request, name, how), pipe=pipe)
+        return self._loaded(request, reads, iter(await self._call(pipe.execute)))
+
+    def _read_script(self, request: OperationRequest, name: str,
+                     how: str) -> tuple[str, list[str], list[str]]:
+        keys = [self._key(name, "meta"), self._key(name, "items")]
+        if how == "full":
+            return "read_table", keys, []
+        definition = self.tables[name].definition
+        return "create_read", keys, [self._given_key(request, definition) or "",
+                                     "1" if definition.id_strategy == "sequence" else "0"]
+
+    def _loaded(self, request: OperationRequest, reads: Mapping[str, str],
+                answers: Any) -> dict[str, _Loaded]:
         loaded: dict[str, _Loaded] = {}
         for name, how in reads.items():
             table = self.tables[name]
-            version, sequence = next(answers)
-            version = (version or b"0").decode()
-            sequence = int(sequence or 0)
+            answer = next(answers)
             if how == "full":
-                items: dict[str, dict[str, Any]] = _decode_items(next(answers))
+                version, stored, joined = answer
+                items = _decode_table(joined, table.definition.id_field)
+                loaded[name] = _Loaded(table, how, version.decode(), items, {},
+                                       stored.decode(), int(stored or 0))
             elif how == "item":
-                value = next(answers)[0]
-                items = {} if value is None else _decode_items({(request.id or "").encode():
-                                                                value})
+                value = answer[0] if isinstance(answer, list) else answer
+                items, raw = _decode_items({} if value is None else
+                                           {(request.id or "").encode(): value})
+                loaded[name] = _Loaded(table, how, "0", items, raw, "", 0)
             else:
-                count = next(answers)
-                value = next(answers)[0]
-                items = {}
-                if value is not None:
-                    key = explicit_key(request.body.get(table.definition.id_field))
-                    items = _decode_items({key.encode(): value})
-                if table.definition.id_strategy == "sequence":
-                    sequence = int(next(answers)) - 1  # the next free one comes next
-                items = _Partial(items, count)
-            loaded[name] = _Loaded(table, version, items, sequence)
+                stored, count, value, free = answer
+                key = self._given_key(request, table.definition)
+                items, raw = _decode_items({} if value is None else {key.encode(): value})
+                sequence = int(free) - 1 if free else int(stored or 0)
+                loaded[name] = _Loaded(table, how, "0", _Partial(items, count), raw,
+                                       stored.decode(), sequence)
         return loaded
+
+    @staticmethod
+    def _given_key(request: OperationRequest, definition: TableDefinition) -> str | None:
+        body = request.body
+        return explicit_key(body.get(definition.id_field)) if isinstance(body, Mapping) \
+            else None
 
     # ------------------------------------------------------------------ the entry points
     def execute(self, request: OperationRequest) -> OperationResult:
@@ -337,12 +482,28 @@ class RedisTableStore(TableStore):
         a table error (it is in ``result.error``, 503 ``state_store_unavailable`` when Redis
         cannot be reached)."""
         try:
-            reads = self._plan_reads(request)
-            for name in reads:
-                await self._call(self._ensure, self.tables[name])
-            if request.action in ("list", "get"):
-                result, _ = await self._run(request, reads)
-                return result
+            return await self._with_scripts(self._execute_remote, request)
+        except errors.TableError as error:
+            table = self.tables.get(request.table)
+            return OperationResult(request.action, table.definition if table else None,
+                                   error=error)
+
+    async def _execute_remote(self, request: OperationRequest) -> OperationResult:
+        reads = self._plan_reads(request)
+        for name in reads:
+            await self._call(self._ensure, self.tables[name])
+        if request.action in ("list", "get"):
+            result, _ = await self._run(request, reads)
+            return result
+        if "full" not in reads.values():
+            table = self.tables.get(request.table)
+            blind = (request.action == "create" and table is not None
+                     and table.definition.id_strategy != "sequence")
+            for attempt in range(MAX_ATTEMPTS):  # one item: checked per key, no lock
+                result, loaded = await self._run(request, reads, blind and attempt == 0)
+                if await self._write(loaded):
+                    return result
+        else:
             if self._lock is None:
                 self._lock = asyncio.Lock()
             async with self._lock:
@@ -350,24 +511,19 @@ class RedisTableStore(TableStore):
                     result, loaded = await self._run(request, reads)
                     if await self._write(loaded):
                         return result
-            raise StateStoreUnavailable(f"the state store kept changing under this write "
-                                        f"({MAX_ATTEMPTS} attempts); try again")
-        except errors.TableError as error:
-            table = self.tables.get(request.table)
-            return OperationResult(request.action, table.definition if table else None,
-                                   error=error)
+        raise StateStoreUnavailable(f"the state store kept changing under this write "
+                                    f"({MAX_ATTEMPTS} attempts); try again")
 
-    async def _run(self, request: OperationRequest,
-                   reads: Mapping[str, str]) -> tuple[OperationResult, dict[str, _Loaded]]:
-        loaded = await self._read(request, reads)
+    async def _run(self, request: OperationRequest, reads: Mapping[str, str],
+                   blind: bool = False) -> tuple[OperationResult, dict[str, _Loaded]]:
+        loaded = await self._read(request, reads, blind)
         scratch = TableStore()
         scratch.clock = self.clock
         scratch.custom_runner = self.custom_runner
-        for name, table in self.tables.items():
-            entry = loaded.get(name)
-            if entry is not None:
-                scratch.tables[name] = RuntimeTable.loaded(
-                    table.definition, self.clock, entry.items, entry.sequence, table.origin)
+        for name, entry in loaded.items():
+            table = self.tables[name]
+            scratch.tables[name] = RuntimeTable.loaded(
+                table.definition, self.clock, entry.items, entry.sequence, table.origin)
         # Tables the request does not read are unknown to the scratch store (404).
         result = scratch.execute(request)
         for name, entry in loaded.items():
@@ -375,24 +531,35 @@ class RedisTableStore(TableStore):
         return result, loaded
 
     async def _write(self, loaded: Mapping[str, _Loaded]) -> bool:
-        """Commit what the scratch tables changed; False when a version moved."""
+        """Commit what the scratch tables changed; False when what the writes were decided
+        on moved (the whole table for whole-table reads, else each written key, the
+        sequence counter and the item count)."""
         plan: list[dict[str, Any]] = []
         keys: list[str] = []
+        changed = False
         for name, entry in loaded.items():
             after = entry.table.items
             before = entry.before
-            puts = [[key, orjson.dumps(item).decode(), 0 if key in before else 1]
-                    for key, item in after.items()
-                    if before.get(key) is not item]
-            deletes = [key for key in before if key not in after]
-            step: dict[str, Any] = {"v": entry.version, "put": puts, "del": deletes}
+            raw = entry.raw
+            # expect: the raw value read; "" = absent; "=" = present (whole-table reads,
+            # checked by the version)
+            puts = [[key, orjson.dumps(item).decode(),
+                     raw.get(key) or ("=" if key in before else "")]
+                    for key, item in after.items() if before.get(key) is not item]
+            deletes = [[key, raw.get(key, "")] for key in before if key not in after]
+            definition = entry.table.definition
+            step: dict[str, Any] = {"v": entry.version if entry.how == "full" else False,
+                                    "seqexp": False, "max": definition.max_items or 0,
+                                    "put": puts, "del": deletes}
             if entry.table.sequence != entry.sequence:
                 step["seq"] = str(entry.table.sequence)
+                step["seqexp"] = entry.stored_sequence
+            changed = changed or bool(puts or deletes or "seq" in step)
             plan.append(step)
             keys += [self._key(name, "meta"), self._key(name, "items")]
-        if not any(step["put"] or step["del"] or "seq" in step for step in plan):
+        if not changed:
             return True
-        return bool(await self._call(self._script("commit"), keys, [orjson.dumps(plan).decode()]))
+        return bool(await self._eval("commit", keys, [orjson.dumps(plan).decode()]))
 
     # ------------------------------------------------------------------ admin side
     async def reset_async(self, name: str | None = None,
