@@ -57,7 +57,6 @@ from mocks.protocols.streaming.runtime import CHUNKED as STREAM_CHUNKED, SSE as 
 from mocks.engine.requestlog import (DEFAULT_CAPACITY, QueryParameterError, RequestFilter, RequestLog,
                          parse_int, parse_request_filter, records_between)
 from mocks.core.responses import JSON_TYPE, send_simple
-from mocks.engine.remote import traffic_to_json
 from mocks.engine.verification import CallCriteria, verify_calls
 
 #: A full compile of at least this many mocks runs in a worker thread, off the event loop.
@@ -655,6 +654,9 @@ class EngineControlApp:
         elif path == "/status" and method == "GET":
             await _answer(send, 200, await control.status())
         elif path == "/traffic" and method == "GET":  # the counters an admin merges
+            # The fan-out module (and its HTTP client library) loads only when an admin asks.
+            from mocks.engine.remote import traffic_to_json
+
             await _answer(send, 200, traffic_to_json(await control.traffic()))
         elif path == "/requests" and method == "GET":
             await _answer(send, 200, await control.requests(parse_request_filter(query)))

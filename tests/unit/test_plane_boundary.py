@@ -116,10 +116,11 @@ PROTOCOL_LIBRARIES = ("grpc", "google.protobuf", "graphql", "amqtt", "lxml", "oa
                       "authlib", "jwt")
 #: Modules of features an HTTP-only config without chaos, custom operations or WebSocket
 #: traffic does not use: loaded on first use (chaos when turned on, custom operations when a
-#: config or an admin defines one, the WebSocket library on the first upgrade).
+#: config or an admin defines one, the WebSocket library on the first upgrade, the admin
+#: fan-out's HTTP client when an admin asks for the traffic counters).
 UNUSED_FEATURE_MODULES = ("chaos.config", "chaos.injector", "tables.operations",
                           "tables.operations_config", "tables.expressions", "websockets",
-                          "wsproto")
+                          "wsproto", "httpx")
 
 
 def test_mockd_engine_with_an_http_only_config_loads_no_protocol_library(engine_start_modules):
