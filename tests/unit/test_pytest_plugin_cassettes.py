@@ -103,3 +103,45 @@ def test_the_plugin_imports_nothing_heavy() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=60, check=True)
     assert result.stdout.strip() == "[]"
+
+
+class _Server:
+    """What MockdFixture reads of a server: its URL and CA."""
+
+    url = "http://127.0.0.1:4100"
+    ca_path = None
+
+
+@pytest.mark.parametrize(("upstream", "recording", "base", "socket"), [
+    ("ws://chat.test:81/", True, "http://chat.test:81", "ws://chat.test:81/chat"),
+    ("wss://chat.test", True, "https://chat.test", "wss://chat.test/chat"),
+    ("https://api.test", True, "https://api.test", "wss://api.test/chat"),
+    ("https://api.test", False, "http://127.0.0.1:4100", "ws://127.0.0.1:4100/chat"),
+])
+def test_the_fixture_urls_while_recording_and_replaying(upstream, recording, base,
+                                                        socket) -> None:
+    from mockd.pytest_plugin import MockdFixture
+
+    fixture = MockdFixture(_Server(), upstream=upstream, recording=recording)
+    assert fixture.base_url == base
+    assert fixture.websocket_url("chat") == socket
+    assert fixture.ca_path is None and fixture.ssl_context() is True
+
+
+def test_the_recording_ca_is_made_once_and_trusted_by_the_fixture(tmp_path) -> None:
+    import ssl
+
+    from mockd.cassettes import recording_ca
+    from mockd.pytest_plugin import MockdFixture
+
+    ca = recording_ca()
+    assert recording_ca() is ca
+    assert (ca.directory / "ca.crt").is_file() and (ca.directory / "ca.key").stat().st_mode \
+        & 0o077 == 0
+    fixture = MockdFixture(_Server(), upstream="https://api.test", recording=True)
+    fixture.proxy_ca_path = ca.directory / "ca.crt"
+    context = fixture.ssl_context()
+    assert isinstance(context, ssl.SSLContext)
+    assert any(cert["subject"] == ((("commonName", "mockd recording CA"),),
+                                   (("organizationName", "mockd"),))
+               for cert in context.get_ca_certs())
