@@ -251,16 +251,23 @@ def reflection_handlers(index: ReflectionIndex) -> tuple[Any, ...]:
     :data:`REFLECTION_V1` and of :data:`REFLECTION_V1ALPHA` from ``index`` (a bidirectional
     stream, one response per request)."""
     import grpc
+    from google.protobuf.message import DecodeError
     from grpc_reflection.v1alpha import reflection_pb2 as messages
 
-    async def reflection_info(requests: AsyncIterator[Any],
+    async def reflection_info(requests: AsyncIterator[bytes],
                               context: Any) -> AsyncIterator[Any]:
         sent: set[str] = set()
-        async for request in requests:
+        async for data in requests:
+            # Parsed here: a corrupt request gets INTERNAL, not a logged traceback and UNKNOWN.
+            try:
+                request = messages.ServerReflectionRequest.FromString(data)
+            except DecodeError as error:
+                await context.abort(grpc.StatusCode.INTERNAL, "cannot parse the request as a "
+                                    f"ServerReflectionRequest: {error}")
             yield index.answer(request, sent)
 
     method = grpc.stream_stream_rpc_method_handler(
-        reflection_info, request_deserializer=messages.ServerReflectionRequest.FromString,
+        reflection_info,
         response_serializer=messages.ServerReflectionResponse.SerializeToString)
     return tuple(grpc.method_handlers_generic_handler(service, {"ServerReflectionInfo": method})
                  for service in (REFLECTION_V1, REFLECTION_V1ALPHA))
