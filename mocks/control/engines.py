@@ -34,7 +34,9 @@ from typing import Any, Callable
 import orjson
 
 from mocks.config import ConfigFile
+from mocks.control.errors import AdminError
 from mocks.core.errors import ConfigError
+from mocks.engine.control import EngineControl
 from mocks.engine.core import utc_timestamp
 from mocks.engine.remote import (EngineCallError, RemoteEngine, filter_query, merge_traffic)
 from mocks.engine.verification import CallCriteria, verify_calls
@@ -249,7 +251,9 @@ class FanOutControl:
             together (``--workers N`` without a shared state store) is refused with
             :class:`ConfigError` naming the fix, before any engine takes it.
 
-    Every attribute not defined here is the local control's (AttributeError without one).
+    Every attribute not defined here is the local control's; without one, a method of
+    ``EngineControl`` raises :class:`AdminError` 503 ``no_engine`` when called, and other
+    names raise AttributeError (so ``hasattr(control, "engine")`` is False).
     """
 
     def __init__(self, local: Any, engines: EngineSet,
@@ -264,9 +268,16 @@ class FanOutControl:
 
     def __getattr__(self, name: str) -> Any:
         local = self.__dict__.get("local")
-        if local is None:
-            raise AttributeError(name)
-        return getattr(local, name)
+        if local is not None:
+            return getattr(local, name)
+        if callable(getattr(EngineControl, name, None)):
+            # --engines-only: a route that needs the admin's own engine answers 503.
+            def unavailable(*args: Any, **kwargs: Any) -> Any:
+                raise AdminError(503, "no_engine", "No engine connected: this admin runs "
+                                                   "with --engines-only and this route "
+                                                   "needs an engine of its own")
+            return unavailable
+        raise AttributeError(name)
 
     # ------------------------------------------------------------------ config
     async def apply_config(self, config: ConfigFile, base_dir: Any = None) -> dict[str, Any]:

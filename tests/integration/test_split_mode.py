@@ -48,10 +48,10 @@ class Fleet:
              "--data-dir", str(root / "data")],
             isolated_env(root, MOCKD_API_KEY=API_KEY), root, root / "admin.log")
         self.admin.admin = f"http://127.0.0.1:{self.admin_port}"
-        self.admin.wait_healthy(self.admin.admin + "/health")
 
-    def start_engine(self, name: str) -> MockdProcess:
-        """``mockd engine --join`` on the same data and control ports each time."""
+    def start_engine(self, name: str, wait: bool = True) -> MockdProcess:
+        """``mockd engine --join`` on the same data and control ports each time; with
+        ``wait`` returns once its ``/health`` answers."""
         if name not in self.ports:
             self.ports[name] = (free_port(), free_port())
         data_port, control_port = self.ports[name]
@@ -61,8 +61,9 @@ class Fleet:
              "--engine-token", f"token-{name}"],
             isolated_env(self.root), self.root, self.root / f"engine-{name}.log")
         process.base = f"http://127.0.0.1:{data_port}"
-        process.wait_healthy(process.base + "/health")
         self.engines[name] = process
+        if wait:
+            process.wait_healthy(process.base + "/health")
         return process
 
     def url_of(self, name: str) -> str:
@@ -96,8 +97,9 @@ class Fleet:
 def fleet(tmp_path_factory):
     fleet = Fleet(tmp_path_factory.mktemp("split"))
     try:
-        for name in ("a", "b"):
-            fleet.start_engine(name)
+        for name in ("a", "b"):  # with the admin: they join once it answers
+            fleet.start_engine(name, wait=False)
+        fleet.admin.wait_healthy(fleet.admin.admin + "/health")
         for name in ("a", "b"):
             wait_for(lambda: fleet.current(name), f"engine {name} joined")
         yield fleet
@@ -176,3 +178,6 @@ def test_registration_needs_the_admin_key_and_a_valid_url(fleet):
         assert client.delete(f"/engines/{ghost.json()['id']}").status_code == 204
         assert client.delete(f"/engines/{ghost.json()['id']}").status_code == 404
         assert client.delete("/engines/local").status_code == 400
+        # Routes on one engine's runtime objects need an engine of the admin's own.
+        scenarios = client.get("/scenarios")
+        assert scenarios.status_code == 503 and scenarios.json()["error"] == "no_engine"
