@@ -24,8 +24,6 @@ items 1 and 3.
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import os
 import secrets
 import signal
@@ -164,13 +162,24 @@ def _free_loopback_port() -> int:
 # ---------------------------------------------------------------------------- children
 
 
-def _die_with_parent(parent: int) -> None:
-    """``preexec_fn`` of a child: SIGTERM when the parent dies (Linux), and exit now if it
-    already has."""
-    name = ctypes.util.find_library("c")
-    if name and sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(name, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+def _death_signal_setter() -> Any:
+    """``prctl`` of the C library on Linux (looked up in the parent, before any fork), or
+    None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def _die_with_parent(parent: int, prctl: Any) -> None:
+    """``preexec_fn`` of a child: SIGTERM when the parent dies (Linux ``PR_SET_PDEATHSIG``),
+    and exit now if it already has."""
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != parent:
         os._exit(1)
 
@@ -203,6 +212,7 @@ class Supervisor:
         once (:meth:`wait_ready` waits for them)."""
         host, port = data_socket.getsockname()[:2]
         parent = os.getpid()
+        prctl = _death_signal_setter()
         pass_fds: tuple[int, ...] = ()
         base_env = {**os.environ, **(env or {}), "MOCKD_ENGINE_TOKEN": self.token,
                     WORKER_PARENT_ENV: str(parent)}
@@ -218,7 +228,7 @@ class Supervisor:
             process = subprocess.Popen(
                 command, env={**base_env, WORKER_INDEX_ENV: str(index)},
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=pass_fds,
-                preexec_fn=lambda: _die_with_parent(parent))
+                preexec_fn=lambda: _die_with_parent(parent, prctl))
             self.children.append(Child(index, process,
                                        f"http://127.0.0.1:{control_port}"))
 

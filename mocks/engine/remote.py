@@ -22,11 +22,13 @@ import asyncio
 import hmac
 import logging
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlencode
 
-import httpx
 import orjson
+
+if TYPE_CHECKING:  # httpx loads on the first call: an engine that never calls out skips it
+    import httpx
 
 logger = logging.getLogger("mockd.engines")
 
@@ -79,6 +81,8 @@ class RemoteEngine:
         return f"RemoteEngine({self.url!r})"
 
     def _http(self) -> httpx.AsyncClient:
+        import httpx
+
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             self._client = httpx.AsyncClient(
@@ -97,6 +101,8 @@ class RemoteEngine:
     async def call(self, method: str, path: str, *, query: dict[str, Any] | None = None,
                    body: bytes | None = None, timeout: float = CALL_TIMEOUT) -> Any:
         """One request; returns the decoded JSON answer. Raises :class:`EngineCallError`."""
+        import httpx
+
         if query:
             path = f"{path}?{urlencode(query)}"
         headers = {"Content-Type": "application/json"} if body is not None else None
@@ -264,6 +270,8 @@ def join_admin(admin_url: str, api_key: str | None, engine_url: str, token: str,
         headers["X-API-Key"] = api_key
 
     def loop() -> None:
+        import httpx
+
         last_problem: str | None = None
         with httpx.Client(base_url=admin_url.rstrip("/"), trust_env=False,
                           timeout=httpx.Timeout(CALL_TIMEOUT, connect=CONNECT_TIMEOUT)) as client:
