@@ -290,6 +290,16 @@ def child_options(options: Any, config: Any = None) -> list[str]:
         argv += ["--allow-env", name]
     if options.allow_remote_imports:
         argv.append("--allow-remote-imports")
+    chaos = options.chaos  # the --chaos-* flags (serverConfig.chaos comes with a -c file)
+    if chaos is not None:
+        if chaos.enabled:
+            argv.append("--chaos-enabled")
+        if chaos.latency is not None:
+            argv += ["--chaos-latency", f"{chaos.latency[0]}ms-{chaos.latency[1]}ms"]
+        if chaos.error_rate is not None:
+            argv += ["--chaos-error-rate", str(chaos.error_rate)]
+        if chaos.profile is not None:
+            argv += ["--chaos-profile", chaos.profile]
     store = shared_store_of(options, config)
     if store:
         argv += ["--state-store", store]
