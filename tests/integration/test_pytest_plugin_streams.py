@@ -10,12 +10,16 @@ import ssl
 import threading
 from typing import Iterator
 
+# httpcore and uvicorn's httptools protocol are loaded here, once: pytester's in-process
+# runs drop the modules they import, and a second import would give errors new classes
+# (httptools' C parser and httpx's cached map of httpcore errors keep the first ones).
+import httpcore  # noqa: F401
 import pytest
 import trustme
-# Loaded here, once: pytester's in-process runs drop the modules they import, and a second
-# import of httptools' Python side would give its C parser's errors new classes.
 import uvicorn.protocols.http.httptools_impl  # noqa: F401
 from websockets.sync.server import Server, ServerConnection, serve
+
+from mockd import MockServer
 
 pytest_plugins = ["pytester"]
 
@@ -96,6 +100,9 @@ class Upstreams:
 
 @pytest.fixture
 def upstreams() -> Iterator[Upstreams]:
+    # The engine's modules loaded once here: each in-process inner session drops the
+    # modules it imported, so otherwise both would import them again.
+    MockServer().start().stop()
     _Upstream.served = []
     servers = Upstreams()
     try:
