@@ -3,11 +3,11 @@
 :class:`EngineSet` is the registry behind ``GET /engines``: each remote engine (a worker of
 ``--workers N`` or a replica that joined with ``mockd engine --join``) with its health, the
 config version it serves and the last push error. The admin keeps one monotonically
-increasing config version; every committed change bumps it and is pushed to every engine at
-once (concurrently, each push bounded in time). A push that fails marks that engine
-unhealthy with the error and its time; a checker task asks every engine's ``/health`` each
-:data:`CHECK_INTERVAL` seconds and pushes the current config to any engine that answers with
-an older version (an engine that was down catches up by version, and a restarted engine
+increasing config version; every committed change bumps it and is pushed at once to every
+healthy engine (concurrently, each push bounded in time). A push that fails marks that
+engine unhealthy with the error and its time; a checker task asks every engine's ``/health``
+each :data:`CHECK_INTERVAL` seconds and pushes the current config to any engine that answers
+with an older version (an engine that was down catches up by version, and a restarted engine
 reports version 0).
 
 :class:`FanOutControl` is what ``runtime.control`` holds in full mode: it forwards every
@@ -193,9 +193,12 @@ class EngineSet:
         return True
 
     async def push_all(self) -> None:
-        """Push the current config to every engine at once (each bounded in time)."""
-        if self.records:
-            await asyncio.gather(*(self.push(record) for record in list(self.records.values())))
+        """Push the current config to every healthy engine at once (each bounded in time).
+        An unhealthy engine is left to the health check, which pushes it the config once it
+        answers: a change never waits on an engine known to be down."""
+        healthy = self.healthy()
+        if healthy:
+            await asyncio.gather(*(self.push(record) for record in healthy))
 
     async def check(self, record: EngineRecord) -> None:
         """Ask one engine's ``/health``; push the current config when it reports an older
