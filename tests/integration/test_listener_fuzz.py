@@ -1,4 +1,4 @@
-"""Every listener of one ``mockd start`` fuzzed with hypothesis: random bytes and random
+"""Every listener of one ``mockd engine`` fuzzed with hypothesis: random bytes and random
 well-formed messages on the HTTP port (raw TCP: request lines, headers, chunked bodies,
 truncated requests), WebSocket frames after a valid upgrade, GraphQL queries built from the
 schema (``hypothesis-graphql``), SOAP envelopes (random XML, entity expansion, deep nesting),
@@ -33,7 +33,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from mocks.protocols.mqtt.wire import encode_length
-from tests.helpers import free_port, start_server
+from tests.helpers import free_port, start_engine
 from tests.integration.test_limits import GREETER, NS, SOAP11, WSDL, hello_request
 
 
@@ -98,7 +98,9 @@ def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("listener-fuzz")
     shutil.copy(WSDL, folder / "users.wsdl")
     grpc_port, mqtt_port = free_port(), free_port()
-    with start_server(folder, fuzz_config(grpc_port, mqtt_port)) as process:
+    # `mockd engine`: the listeners of `mockd start` without its admin plane (fuzzed on its
+    # own by test_admin_fuzz), half the start-up time.
+    with start_engine(folder, fuzz_config(grpc_port, mqtt_port)) as process:
         process.port = int(process.base.rsplit(":", 1)[1])
         process.grpc_port, process.mqtt_port = grpc_port, mqtt_port
         process.channel = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")
