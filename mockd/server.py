@@ -415,6 +415,8 @@ class MockServer:
     async def _serve(self, ready: concurrent.futures.Future[int]) -> None:
         import uvicorn
 
+        from mockd_project.engine_start import (StartupFailure, bind_socket,
+                                                lazy_websocket_protocol)
         from mocks.core.errors import ConfigError
         from mocks.core.responses import FileRoots
         from mocks.engine.control import EngineControl
@@ -440,9 +442,12 @@ class MockServer:
             chaos = startup_chaos(file_chaos, None)
             if chaos is not None:
                 control.install_chaos(chaos)
-        sock = _bind(self.host, self._requested_port)
+        try:
+            sock = bind_socket(self.host, self._requested_port, "mock server")
+        except StartupFailure as error:
+            raise ServerStartError(error.message) from None
         # The WebSocket library is imported on the first upgrade, not at start.
-        protocols: dict[str, Any] = {"http": "httptools", "ws": _lazy_websocket_protocol}
+        protocols: dict[str, Any] = {"http": "httptools", "ws": lazy_websocket_protocol}
         if self._tls is not None:
             from mockd_project.tls import tls_protocols
 
@@ -807,21 +812,6 @@ class MockServer:
 # ---------------------------------------------------------------------------- helpers
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(1024)
-    except OSError as error:
-        sock.close()
-        raise ServerStartError(f"cannot listen on {host}:{port}: "
-                               f"{error.strerror or error}") from None
-    sock.setblocking(False)
-    return sock
-
-
 async def _shutdown(server: Any, sock: socket.socket) -> None:
     """Stop a started ``uvicorn.Server``: stop accepting, ask every connection to close and
     poll every :data:`SHUTDOWN_POLL` s (uvicorn's own shutdown sleeps 0.1 s at least) until
@@ -841,17 +831,6 @@ async def _shutdown(server: Any, sock: socket.socket) -> None:
         task.cancel()
     for listener in server.servers:
         await listener.wait_closed()
-
-
-def _lazy_websocket_protocol(**keywords: Any) -> Any:
-    """uvicorn's WebSocket protocol (websockets' sans-I/O one, else wsproto's, as ``"auto"``
-    chooses) for one upgraded connection, imported on the first upgrade: uvicorn calls
-    ``ws_protocol_class(config=, server_state=, app_state=)``."""
-    from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
-
-    if AutoWebSocketsProtocol is None:  # pragma: no cover - websockets ships with mockd
-        raise RuntimeError("no WebSocket library: install websockets or wsproto")
-    return AutoWebSocketsProtocol(**keywords)
 
 
 def _config_error(error: Exception) -> MockConfigError:
