@@ -245,6 +245,7 @@ class RedisTableStore(TableStore):
         self.namespace = namespace
         self._client_factory = client_factory or _client
         self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
         self._lock: asyncio.Lock | None = None
         self._pending: list[tuple[tuple[Any, ...], asyncio.Future]] = []
         self._flushes: set[asyncio.Future] = set()
@@ -254,8 +255,11 @@ class RedisTableStore(TableStore):
     @property
     def client(self) -> Any:
         """The ``redis.asyncio.Redis`` client (created on first use, on the running loop)."""
-        if self._client is None:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            # A pool belongs to one event loop (tests drive one store from several).
             self._client = self._client_factory(self.url)
+            self._client_loop = loop
         return self._client
 
     async def _command(self, *argv: Any) -> Any:
@@ -332,8 +336,9 @@ class RedisTableStore(TableStore):
     async def close(self) -> None:
         """Close the connection pool."""
         if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+            if self._client_loop is asyncio.get_running_loop():
+                await self._client.aclose()
+            self._client = None  # a pool of another (ended) loop: dropped
 
     def _key(self, table: str, part: str) -> str:
         return f"{self.namespace}:table:{table}:{part}"

@@ -209,7 +209,8 @@ def redis_loop() -> Iterator[Any]:
 @pytest.fixture(params=["memory", "redis"])
 def new_store(request: Any) -> Iterator[Callable[[], Any]]:
     """A factory of empty table stores, once in memory and once on Redis (an emptied
-    module-wide ``redis-server``): the table suite runs against both implementations."""
+    module-wide ``redis-server``, one namespace per store made): the table suite runs
+    against both implementations."""
     from tables.store import TableStore
 
     if request.param == "memory":
@@ -220,8 +221,8 @@ def new_store(request: Any) -> Iterator[Callable[[], Any]]:
     server.flush()
     made: list[Any] = []
 
-    def factory() -> Any:
-        made.append(sync_redis_table_store(server.url, loop))
+    def factory() -> Any:  # each store its own namespace: a fresh start, as in memory
+        made.append(sync_redis_table_store(server.url, loop, f"test{len(made)}"))
         return made[-1]
 
     yield factory

@@ -1,4 +1,5 @@
-"""Identifier strategies and item timestamps (SPEC "Table", "Identifier strategies")."""
+"""Identifier strategies and item timestamps (SPEC "Table", "Identifier strategies"); the
+store tests run on the in-memory store and on the Redis store (``new_store``)."""
 from __future__ import annotations
 
 import re
@@ -9,12 +10,24 @@ from tables.config import TableConfig
 from tables.ids import (Clock, UlidGenerator, format_nanoseconds, id_key, new_prefixed,
                         new_short, new_uuid, numeric_id, value_text)
 from tables.store import OperationRequest, TableDefinition, TableStore
+from tests.redis_server import items_of, new_store, redis_loop, redis_server  # noqa: F401
 
 CROCKFORD = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}\Z")
 
 
+#: The store factory of the running store test (in memory or Redis; set by ``backend``).
+BACKEND = {"new": TableStore}
+
+
+@pytest.fixture
+def backend(new_store):  # noqa: F811 - the fixture imported above
+    BACKEND["new"] = new_store
+    yield
+    BACKEND["new"] = TableStore
+
+
 def store_with(**table) -> TableStore:
-    store = TableStore()
+    store = BACKEND["new"]()
     store.apply_definitions([TableDefinition(TableConfig.model_validate(table), "tables[0]")])
     return store
 
@@ -96,11 +109,13 @@ def test_format_nanoseconds_known_instant():
     pytest.param("ulid", {}, r"[0-9A-Z]{26}", id="ulid"),
     pytest.param("short", {}, r"[0-9a-f]{16}", id="short"),
 ])
+@pytest.mark.usefixtures("backend")
 def test_table_generates_ids_of_its_strategy(strategy, extra, pattern):
     store = store_with(name="t", idStrategy=strategy, **extra)
     assert re.fullmatch(pattern, create(store, "t")["id"])
 
 
+@pytest.mark.usefixtures("backend")
 def test_sequence_starts_after_highest_numeric_seed_and_resets_to_it():
     store = store_with(name="t", idStrategy="sequence",
                        seedData=[{"id": 3, "n": "a"}, {"id": "10", "n": "b"}, {"id": "x"}])
@@ -109,12 +124,14 @@ def test_sequence_starts_after_highest_numeric_seed_and_resets_to_it():
     assert create(store, "t")["id"] == 11
 
 
+@pytest.mark.usefixtures("backend")
 def test_sequence_without_seed_ids_numbers_the_seeds_then_continues():
     store = store_with(name="t", idStrategy="sequence", seedData=[{"n": "a"}, {"n": "b"}])
-    assert sorted(store.tables["t"].items) == ["1", "2"]
+    assert sorted(items_of(store, "t")) == ["1", "2"]
     assert create(store, "t")["id"] == 3
 
 
+@pytest.mark.usefixtures("backend")
 def test_sequence_without_seeds_starts_at_one_and_reset_restarts_it():
     store = store_with(name="t", idStrategy="sequence")
     assert [create(store, "t")["id"] for _ in range(3)] == [1, 2, 3]
@@ -122,19 +139,22 @@ def test_sequence_without_seeds_starts_at_one_and_reset_restarts_it():
     assert create(store, "t")["id"] == 1
 
 
+@pytest.mark.usefixtures("backend")
 def test_sequence_skips_an_id_taken_by_an_explicit_create():
     store = store_with(name="t", idStrategy="sequence")
     create(store, "t", {"id": 1})
     assert create(store, "t")["id"] == 2
 
 
+@pytest.mark.usefixtures("backend")
 def test_id_in_create_body_wins_over_every_strategy():
     store = store_with(name="t", idStrategy="prefix", idPrefix="cus_")
     assert create(store, "t", {"id": "mine"})["id"] == "mine"
 
 
+@pytest.mark.usefixtures("backend")
 def test_seed_ids_generated_once_stay_stable_across_resets():
     store = store_with(name="t", seedData=[{"name": "a"}])
-    before = list(store.tables["t"].items)
+    before = list(items_of(store, "t"))
     store.reset("t")
-    assert list(store.tables["t"].items) == before
+    assert list(items_of(store, "t")) == before

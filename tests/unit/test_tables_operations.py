@@ -1,7 +1,8 @@
 """Custom operations in process: the config schema, load-time checks naming the step, every
 step type, both consistency modes with a failure in the last step, the validate defaults,
 the registry, the HTTP entry points and the engine-control face (SPEC "Custom operation",
-"Errors"; behavior notes §1 "State (tables) and custom operations", §6, §19)."""
+"Errors"; behavior notes §1 "State (tables) and custom operations", §6, §19). Every test
+runs twice: on the in-memory store and on the Redis store (``new_store``)."""
 from __future__ import annotations
 
 import asyncio
@@ -20,11 +21,23 @@ from tables.operations import (OperationError, check_operation, compile_operatio
                                operations_of, run_custom_operation)
 from tables.operations_config import CustomOperationConfig
 from tests.helpers import http_mock, make_config
+from tests.redis_server import items_of, new_store, redis_loop, redis_server  # noqa: F401
 
 ACCOUNTS = {"name": "accounts", "seedData": [
     {"id": "a", "owner": "Ann", "balance": 100, "meta": {"tier": "gold"}},
     {"id": "b", "owner": "Bob", "balance": 20, "meta": {"tier": "basic"}},
     {"id": "c", "owner": "Cid", "balance": 0, "meta": {"tier": "gold"}}]}
+#: The store factory of the running test (in memory or Redis; set by ``_backend``).
+BACKEND: dict = {}
+
+
+@pytest.fixture(autouse=True)
+def _backend(new_store):  # noqa: F811 - the fixture imported above
+    BACKEND["new"] = new_store
+    yield
+    BACKEND.clear()
+
+
 LEDGER = {"name": "ledger", "idStrategy": "sequence",
           "validation": {"fields": {"note": {"type": "string", "maxLength": 5}}}}
 
@@ -32,6 +45,8 @@ LEDGER = {"name": "ledger", "idStrategy": "sequence",
 def engine_with(*operations: dict, tables: list | None = None, mocks: tuple = (),
                 **extra) -> Engine:
     engine = Engine()
+    if BACKEND:
+        engine.tables = BACKEND["new"]()
     engine.load(validate_config(make_config(
         *mocks, tables=tables if tables is not None else [ACCOUNTS, LEDGER],
         customOperations=list(operations), **extra)))
@@ -49,11 +64,11 @@ def failure(engine: Engine, name: str, input_value: dict | None = None) -> Opera
 
 
 def items(engine: Engine, table: str) -> dict:
-    return {key: dict(item) for key, item in engine.tables.tables[table].items.items()}
+    return {key: dict(item) for key, item in items_of(engine.tables, table).items()}
 
 
 def balances(engine: Engine) -> dict:
-    return {key: item["balance"] for key, item in engine.tables.tables["accounts"].items.items()}
+    return {key: item["balance"] for key, item in items_of(engine.tables, "accounts").items()}
 
 
 def operation(name: str = "op", *steps: dict, **fields) -> dict:
