@@ -4,7 +4,9 @@
 Each of ``--runs`` fresh Python processes times, from before ``import mockd``:
 
 * ``first ready``: ``import mockd``, ``MockServer(mocks=[3 HTTP mocks])`` and ``start()``
-  until the engine answers on its port (target: under 300 ms);
+  until the engine answers on its port (target: under 300 ms), and its three parts
+  (``import mockd``; construct: the config validated, which loads the config models;
+  ``start()``: the engine's modules, uvicorn, the thread, the first snapshot);
 * ``start (warm)``: a second server's ``start()`` in the same process, modules loaded;
 * ``stop``: ``stop()`` of a running server;
 * ``reset``: ``reset()`` with the mocks unchanged and after ``add()`` of one mock (the
@@ -30,11 +32,16 @@ CHILD = r"""
 import json, statistics, sys, time
 started = time.perf_counter()
 from mockd import MockServer, http
+imported = time.perf_counter()
 mocks = [http("GET", "/users/{id}", json={"id": "{{request.pathParam.id}}"}, id="get-user"),
          http("POST", "/orders", status=201, json={"ok": True}, id="order"),
          http("GET", "/ping", body="ok", id="ping")]
-server = MockServer(mocks=mocks).start()
+server = MockServer(mocks=mocks)
+constructed = time.perf_counter()
+server.start()
 first_ready = time.perf_counter() - started
+parts = {"import": imported - started, "construct": constructed - imported,
+         "first_start": started + first_ready - constructed}
 import httpx
 with httpx.Client(base_url=server.url) as client:
     assert client.get("/ping").text == "ok"
@@ -50,7 +57,7 @@ second = MockServer(mocks=mocks)
 t = time.perf_counter(); second.start(); warm = time.perf_counter() - t
 second.stop()
 def p95(values): return sorted(values)[int(len(values) * 0.95) - 1]
-print(json.dumps({"first_ready": first_ready, "warm_start": warm, "stop": stop,
+print(json.dumps({"first_ready": first_ready, **parts, "warm_start": warm, "stop": stop,
                   "reset_p50": statistics.median(plain), "reset_p95": p95(plain),
                   "reset_changed_p50": statistics.median(changed),
                   "reset_changed_p95": p95(changed)}))
@@ -69,6 +76,8 @@ def main() -> None:
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     print(f"mockd library, {len(runs)} processes (medians; ms)")
     for key, label in (("first_ready", "first ready (import + construct + start)"),
+                       ("import", "  import mockd"), ("construct", "  construct (config models)"),
+                       ("first_start", "  first start() (engine, uvicorn, thread)"),
                        ("warm_start", "start, modules loaded"), ("stop", "stop"),
                        ("reset_p50", "reset, mocks unchanged, p50"),
                        ("reset_p95", "reset, mocks unchanged, p95"),
