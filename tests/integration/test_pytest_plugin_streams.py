@@ -1,7 +1,7 @@
 """Record and replay of the pytest plugin beyond plain HTTP, in inner pytest sessions
 (``pytester``): an HTTPS upstream (its certificate from a ``trustme`` CA, the client trusting
-the recording proxy's CA), an SSE stream and a WebSocket conversation (``websockets``) are
-recorded with ``--mockd-record``, then replayed with every upstream stopped. Loopback only."""
+the recording proxy's CA), an SSE stream and WebSocket conversations (``websockets``, over
+``ws://`` and ``wss://``) are recorded with ``--mockd-record``, then replayed with every upstream stopped. Loopback only."""
 from __future__ import annotations
 
 import http.server
@@ -67,8 +67,9 @@ def _chat(connection: ServerConnection) -> None:
 
 
 class Upstreams:
-    """An HTTPS upstream (certificate of a ``trustme`` CA) and a WebSocket upstream, each
-    in a thread of its own on a loopback port."""
+    """An HTTPS upstream (certificate of a ``trustme`` CA), a ``ws://`` and a ``wss://``
+    (the same certificate) WebSocket upstream, each in a thread of its own on a loopback
+    port."""
 
     def __init__(self) -> None:
         self.ca = trustme.CA()
@@ -77,8 +78,9 @@ class Upstreams:
         self.https = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Upstream)
         self.https.socket = context.wrap_socket(self.https.socket, server_side=True)
         self.websocket: Server = serve(_chat, "127.0.0.1", 0)
+        self.secure_websocket: Server = serve(_chat, "127.0.0.1", 0, ssl=context)
         self.threads = [threading.Thread(target=server.serve_forever, daemon=True)
-                        for server in (self.https, self.websocket)]
+                        for server in (self.https, self.websocket, self.secure_websocket)]
         for thread in self.threads:
             thread.start()
 
@@ -90,10 +92,15 @@ class Upstreams:
     def websocket_url(self) -> str:
         return f"ws://127.0.0.1:{self.websocket.socket.getsockname()[1]}"
 
+    @property
+    def secure_websocket_url(self) -> str:
+        return f"wss://127.0.0.1:{self.secure_websocket.socket.getsockname()[1]}"
+
     def stop(self) -> None:
         self.https.shutdown()
         self.https.server_close()
         self.websocket.shutdown()
+        self.secure_websocket.shutdown()
         for thread in self.threads:
             thread.join(10)
 
@@ -117,6 +124,7 @@ from httpx_sse import connect_sse
 
 HTTPS = "{https}"
 WEBSOCKET = "{websocket}"
+SECURE_WEBSOCKET = "{secure_websocket}"
 EVENTS = {events!r}
 
 
@@ -148,6 +156,13 @@ def test_websocket(mockd):
         assert connection.recv(10) == "echo: hello"
         connection.send("again")
         assert connection.recv(10) == "echo: again"
+
+
+@pytest.mark.mockd(upstream=SECURE_WEBSOCKET, upstream_ca="upstream-ca.pem")
+def test_secure_websocket(mockd):
+    with mockd.websocket_connect("/secure") as connection:
+        connection.send("hush")
+        assert connection.recv(10) == "echo: hush"
 '''
 
 
@@ -155,18 +170,19 @@ def test_https_sse_and_websocket_record_then_replay_with_upstreams_stopped(
         pytester: pytest.Pytester, upstreams: Upstreams) -> None:
     upstreams.ca.cert_pem.write_to_path(str(pytester.path / "upstream-ca.pem"))
     values = {"https": upstreams.https_url, "websocket": upstreams.websocket_url,
-              "events": EVENTS}
+              "secure_websocket": upstreams.secure_websocket_url, "events": EVENTS}
     pytester.makepyfile(test_inner=STREAM_TESTS.format(recording=True, **values))
     recorded = pytester.runpytest_inprocess(*INNER, "--mockd-record")
-    recorded.assert_outcomes(passed=3)
-    assert sorted(_Upstream.served) == ["/events", "/users/7", "ws /chat"]
+    recorded.assert_outcomes(passed=4)
+    assert sorted(_Upstream.served) == ["/events", "/users/7", "ws /chat", "ws /secure"]
     cassettes = pytester.path / "cassettes"
     assert "path: /users/" in (cassettes / "test_https.yaml").read_text()
     assert "sse:" in (cassettes / "test_sse.yaml").read_text()
     assert "type: websocket" in (cassettes / "test_websocket.yaml").read_text()
+    assert "value: 'echo: hush'" in (cassettes / "test_secure_websocket.yaml").read_text()
 
     upstreams.stop()
     pytester.makepyfile(test_inner=STREAM_TESTS.format(recording=False, **values))
     replayed = pytester.runpytest_inprocess(*INNER)
-    replayed.assert_outcomes(passed=3)
-    assert len(_Upstream.served) == 3
+    replayed.assert_outcomes(passed=4)
+    assert len(_Upstream.served) == 4
