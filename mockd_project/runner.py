@@ -564,7 +564,8 @@ def run_server(options: RunOptions) -> int:
         from mockd_project import workers
 
         data_socket = workers.data_socket(options, bind_socket)  # None: --engines-only
-        https_socket = (bind_socket(options.host, tls.port, "HTTPS mock server")
+        https_socket = (workers.listening_socket(options, bind_socket, tls.port,
+                                                 "HTTPS mock server", inherit=False)
                         if tls.enabled and tls.port and data_socket is not None else None)
         admin_socket = (bind_socket(options.host, options.admin_port, "admin API")
                         if options.full else None)

@@ -131,13 +131,19 @@ def refusal(workers: int, config: Any, store: str | None) -> str | None:
 
 def bind_data_socket(host: str, port: int) -> socket.socket:
     """The data-plane listening socket of a worker: the inherited one
-    (``MOCKD_WORKER_DATA_FD``), else a new one with ``SO_REUSEPORT`` (and ``SO_REUSEADDR``).
-    Raises OSError when it cannot bind."""
+    (``MOCKD_WORKER_DATA_FD``), else :func:`_reuse_port_socket`. Raises OSError when it
+    cannot bind."""
     inherited = os.environ.get(WORKER_FD_ENV, "")
     if inherited.isdigit():
         sock = socket.socket(fileno=int(inherited))
         sock.setblocking(False)
         return sock
+    return _reuse_port_socket(host, port)
+
+
+def _reuse_port_socket(host: str, port: int) -> socket.socket:
+    """A listening socket with ``SO_REUSEPORT`` where the system has it (and
+    ``SO_REUSEADDR``). Raises OSError when it cannot bind."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -327,8 +333,9 @@ def register_workers(supervisor: Supervisor, fanout: Any) -> None:
 async def _first_push(fanout: Any) -> None:
     engines = fanout.engines
     engines.set_config(await fanout.current_config())
-    await engines.push_all()
-    for record in engines.records.values():
+    records = list(engines.records.values())
+    await asyncio.gather(*(engines.push(record) for record in records))  # not yet healthy
+    for record in records:
         await record.remote.close()
 
 
@@ -336,22 +343,30 @@ async def _first_push(fanout: Any) -> None:
 
 
 def data_socket(options: Any, bind_socket: Any) -> socket.socket | None:
-    """The data-plane socket of a run: None with ``--engines-only``; shared by the workers
-    (:func:`bind_data_socket`) with ``--workers`` > 1 or in a child; else
-    ``bind_socket(host, port, what)``. Raises ``StartupFailure`` (exit 1) when it cannot
-    bind."""
+    """The data-plane socket of a run: None with ``--engines-only``, else
+    :func:`listening_socket` for the mock-server port."""
     if options.full and options.engines_only:
         return None
+    return listening_socket(options, bind_socket, options.port, "mock server")
+
+
+def listening_socket(options: Any, bind_socket: Any, port: int, what: str,
+                     inherit: bool = True) -> socket.socket:
+    """A mock-server socket (plain or HTTPS): shared by the workers
+    (:func:`bind_data_socket`; ``inherit``: the parent's may be inherited) with
+    ``--workers`` > 1 or in a child, else ``bind_socket(host, port, what)``. Raises
+    ``StartupFailure`` (exit 1) when it cannot bind."""
     if options.workers <= 1 and worker_index() is None:
-        return bind_socket(options.host, options.port, "mock server")
+        return bind_socket(options.host, port, what)
     from mockd_project.runner import EXIT_LISTEN_ERROR, StartupFailure
 
     try:
-        return bind_data_socket(options.host, options.port)
+        return (bind_data_socket(options.host, port) if inherit
+                else _reuse_port_socket(options.host, port))
     except OSError as error:
         raise StartupFailure(EXIT_LISTEN_ERROR,
-                             f"cannot listen on {options.host}:{options.port} for the mock "
-                             f"server: {error.strerror or error}") from None
+                             f"cannot listen on {options.host}:{port} for the {what}: "
+                             f"{error.strerror or error}") from None
 
 
 def admin_control(options: Any, local: Any) -> Any:
