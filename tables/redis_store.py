@@ -54,7 +54,7 @@ import orjson
 from tables import errors
 from tables.config import TableConfig
 from tables.errors import StateStoreUnavailable
-from tables.query import expand_names
+from tables.query import expand_names, parse_list_query
 from tables.state_options import DEFAULT_NAMESPACE, check_url, redacted_url
 from tables.store import (OperationRequest, OperationResult, RuntimeTable, TableDefinition,
                           TableStore)
@@ -392,7 +392,7 @@ class RedisTableStore(TableStore):
             return reads
         if action == "list":
             reads[request.table] = "full"
-            names = expand_names(request.query) if request.query else ()
+            names = parse_list_query(request.query).expand
         elif action == "create":
             reads[request.table] = "create"
             names = ()

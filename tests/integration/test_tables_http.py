@@ -3,7 +3,8 @@
 Every row of SPEC "Table" (identifier strategies, seed data, ``parentField``,
 ``relationships``, ``validation``, ``response``, ``maxItems``), "Extend binding", "Query
 behavior of list", "Form-encoded bodies", "Validation" and "Response transform", with the
-statuses, error bodies and messages of behavior notes §6–7.
+statuses, error bodies and messages of behavior notes §6–7. The module runs twice: on the
+in-memory store and on the Redis state store (``--state-store``).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from urllib.parse import urlencode
 import pytest
 
 from tests.helpers import http_mock, make_config, run_mockd, start_engine
+from tests.redis_server import redis_server  # noqa: F401 - module fixture
 
 pytestmark = pytest.mark.integration
 
@@ -142,9 +144,15 @@ def build_config() -> dict:
     return config
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    with start_engine(tmp_path_factory.mktemp("tables"), build_config()) as process:
+@pytest.fixture(scope="module", params=["memory", "redis"])
+def engine(request, tmp_path_factory):
+    """The engine serving :func:`build_config`: once with the in-memory store, once with
+    ``--state-store`` on a module-wide ``redis-server`` (every test runs on both)."""
+    extra = []
+    if request.param == "redis":
+        extra = ["--state-store", request.getfixturevalue("redis_server").url]
+    with start_engine(tmp_path_factory.mktemp("tables"), build_config(),
+                      extra_args=extra) as process:
         yield process
 
 
