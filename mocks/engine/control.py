@@ -44,9 +44,6 @@ from mocks.protocols.streaming.config import DEFAULT_BUFFER_SIZE
 from mocks.protocols import PROTOCOLS
 from mocks.protocols.streaming.control import route_sse
 from mocks.protocols.streaming.runtime import CLOSED_BY_ADMIN
-from mocks.protocols.websocket.control import (WebSocketAdminError, broadcast_target,
-                                               endpoint_documents, outgoing_message)
-from mocks.protocols.websocket.handler import hub_of
 from mocks.protocols.websocket.hub import CLOSE_NORMAL as WS_CLOSE_NORMAL, WebSocketHub
 from mocks.engine.app import Receive, Scope, Send, acknowledge_lifespan, read_body
 from mocks.engine.core import Engine, utc_timestamp
@@ -189,7 +186,9 @@ class EngineControl(TableControl, ChaosControl):
         the ``mockd_active_connections{protocol}`` gauge (behavior notes §17)."""
         streams = {kind: len(self.engine.streams.connections(kind=kind))
                    for kind in (STREAM_SSE, STREAM_CHUNKED)}
-        streams["websocket"] = len(self._websocket_hub.connections)
+        # No hub yet means no WebSocket mock ever compiled (its handler stays unloaded).
+        websocket_hub = self.engine.shared_state.get("websocket")
+        streams["websocket"] = len(websocket_hub.connections) if websocket_hub is not None else 0
         # gRPC calls in progress; no hub yet means no gRPC mock ever served (and grpc unloaded)
         grpc_hub = self.engine.shared_state.get("grpc")
         streams["grpc"] = len(grpc_hub.calls) if grpc_hub is not None else 0
@@ -380,8 +379,12 @@ class EngineControl(TableControl, ChaosControl):
     # routes in ``mocks/protocols/websocket/api.py``, mirrored routes of this port in
     # ``mocks/protocols/websocket/control.py``. Source: behavior notes §1 ("Connections").
 
+    # The WebSocket handler and admin helpers (with the WebSocket config model) are imported
+    # by the methods that use them, so an engine start does not build that model.
     @property
     def _websocket_hub(self) -> WebSocketHub:
+        from mocks.protocols.websocket.handler import hub_of
+
         return hub_of(self.engine.shared_state)
 
     async def websocket_connections(self) -> dict[str, Any]:
@@ -414,6 +417,8 @@ class EngineControl(TableControl, ChaosControl):
         such connection. Raises :class:`WebSocketAdminError` 400 for a bad body (naming the
         key), 409 when the connection is closing (or its send queue is full, which closes it
         with 1008)."""
+        from mocks.protocols.websocket.control import WebSocketAdminError, outgoing_message
+
         kind, data = outgoing_message(body)
         connection = self._websocket_hub.get(connection_id)
         if connection is None:
@@ -429,6 +434,9 @@ class EngineControl(TableControl, ChaosControl):
         of ``mockId``: ``{message: "Message broadcast", sent}`` (connections that took it;
         closing ones do not). Raises :class:`WebSocketAdminError` 400 for a bad body, 404
         ``Mock not found`` for an unknown ``mockId``."""
+        from mocks.protocols.websocket.control import (WebSocketAdminError, broadcast_target,
+                                                       outgoing_message)
+
         _, data = outgoing_message(body)
         mock_id = broadcast_target(body)
         if mock_id is not None and not await self.has_mock(mock_id):
@@ -439,6 +447,8 @@ class EngineControl(TableControl, ChaosControl):
     async def websocket_endpoints(self) -> dict[str, Any]:
         """``{endpoints: [{mockId, name?, path, connections, subprotocols, echoMode, matchers,
         scenario?}], count}``: the enabled ``websocket`` mocks of the live snapshot."""
+        from mocks.protocols.websocket.control import endpoint_documents
+
         endpoints = endpoint_documents(self.engine.snapshot.websocket_routes.values(),
                                        self._websocket_hub)
         return {"endpoints": endpoints, "count": len(endpoints)}

@@ -184,11 +184,10 @@ def test_route_owner_names_the_protocol_of_a_control_path(path, owner):
     assert route_owner(path) == owner
 
 
-#: Config models of protocols an HTTP-only engine does not serve (the WebSocket model is
-#: left out: the engine-control app imports the WebSocket hub, which reads it).
+#: Config models of protocols an HTTP-only engine does not serve.
 OTHER_PROTOCOL_MODELS = ("mocks.protocols.graphql.config", "mocks.protocols.grpc.config",
                          "mocks.protocols.mqtt.config", "mocks.protocols.soap.config",
-                         "oidc.config")
+                         "mocks.protocols.websocket.config", "oidc.config")
 
 
 def test_mockd_engine_with_an_http_only_config_builds_no_other_protocols_config_model(
