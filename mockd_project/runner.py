@@ -768,7 +768,10 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
         for server, _ in servers:
             server.should_exit = True
         if getattr(runtime.control, "engine", None) is not None:
-            runtime.control.stop_streams()  # open SSE/chunked streams end now, cleanly
+            from mocks.engine.shutdown import end_connections
+
+            # SSE `event: shutdown` then the end, other streams end, WebSocket close 1001
+            await end_connections(runtime.control)
         for hook in list(runtime.shutdown_hooks):
             try:
                 await hook()

@@ -23,6 +23,9 @@ import orjson
 SSE_OPENING = b"retry: 3000\n\n"
 #: The idle ping of an SSE stream (a comment: clients dispatch nothing for it).
 SSE_KEEPALIVE = b": keepalive\n\n"
+#: The last event of every open SSE stream when the server stops (SIGTERM/SIGINT): clients
+#: can tell a shutdown from a dropped connection (docs/operations.md).
+SSE_SHUTDOWN_EVENT = b"event: shutdown\ndata: server shutting down\n\n"
 #: Largest ``data`` payload of one SSE event in bytes (behavior notes §9 and §18: 1 MiB).
 MAX_EVENT_PAYLOAD_BYTES = 1024 * 1024
 
@@ -91,6 +94,8 @@ class SseFraming:
 
     content_type = b"text/event-stream"
     keepalive = SSE_KEEPALIVE
+    #: sent before the end of the response when the server stops
+    shutdown = SSE_SHUTDOWN_EVENT
 
     def __init__(self, opening_inline: bool = False):
         self._opening_pending = opening_inline

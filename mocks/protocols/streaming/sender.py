@@ -32,8 +32,9 @@ import orjson
 
 from mocks.core.responses import JSON_TYPE, send_simple
 
-from mocks.protocols.streaming.runtime import (CLIENT_DISCONNECTED, StreamConnection, StreamRuntime,
-                      abrupt_close_requested)
+from mocks.protocols.streaming.runtime import (CLIENT_DISCONNECTED, SERVER_STOPPING,
+                                               StreamConnection, StreamRuntime,
+                                               abrupt_close_requested)
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -203,6 +204,12 @@ async def serve_stream(send: Send, receive: Receive, *, runtime: StreamRuntime,
     except StreamStopped as stopped:
         # Nothing can reach a client that has gone; everyone else gets a clean end.
         complete = stopped.reason != CLIENT_DISCONNECTED
+        final = getattr(framing, "shutdown", None)
+        if final and stopped.reason == SERVER_STOPPING:
+            try:  # the format's last event (SSE ``event: shutdown``) before the end
+                await write(final, True)
+            except Exception:  # noqa: BLE001 - a client gone meanwhile gets no end at all
+                complete = False
     except StreamAbort:
         complete = False
         abrupt_close_requested.set(True)
