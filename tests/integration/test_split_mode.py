@@ -144,6 +144,10 @@ def test_a_mock_added_on_the_admin_is_served_by_both_replicas(fleet):
             rows[fleet.url_of("a")]["id"], rows[fleet.url_of("b")]["id"]}
         status = client.get("/status").json()
         assert status["mockCount"] >= 1 and status["requestCount"] >= 2
+        mock_id = log["requests"][0]["matchedMockId"]
+        metrics = client.get("/metrics", params={"name[]": "mockd_match_hits_total"}).text
+        # counters outlive DELETE /requests: the two checks above and these two, on two engines
+        assert f'mockd_match_hits_total{{mock_id="{mock_id}"}} 4.0' in metrics
 
 
 def test_a_replica_that_missed_a_push_is_unhealthy_then_catches_up(fleet):
