@@ -8,7 +8,9 @@ transforms (:mod:`tables.transforms`), validation (:mod:`tables.validation`), fo
 hint (:mod:`tables.errors`), the config schema of tables and bindings (:mod:`tables.config`),
 the HTTP adapter (:mod:`tables.binding`), the engine-control face (:mod:`tables.control`),
 custom operations (:mod:`tables.operations`, their schema :mod:`tables.operations_config`
-and their expression language :mod:`tables.expressions`).
+and their expression language :mod:`tables.expressions`), the Redis state store that
+replicas share (:mod:`tables.redis_store`) and how a server chooses it
+(:mod:`tables.state_options`).
 Those runtime modules import nothing from Django (ARCHITECTURE seam 2; checked by
 ``tests/unit/test_plane_boundary.py``). The Django side is ``models`` (persisted
 definitions), ``services`` and ``api`` (admin routes) and ``cli``, ``operations_cli`` (client
@@ -18,6 +20,7 @@ Who may call it: the engine (it compiles table definitions and bound mocks into 
 holds the one :class:`~tables.store.TableStore`), every protocol adapter through
 ``TableStore.execute``, and the admin side through ``EngineControl``.
 
-Concurrency: single owner, the engine's event loop; nothing in the store awaits, so each
-operation is atomic with respect to every other request.
+Concurrency: single owner, the engine's event loop; nothing in the in-memory store awaits,
+so each operation is atomic with respect to every other request. On Redis each write is one
+Lua script, checked against what it read (see :mod:`tables.redis_store`).
 """

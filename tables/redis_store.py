@@ -3,20 +3,28 @@
 :class:`RedisTableStore` has the interface of :class:`~tables.store.TableStore` (the in-memory
 store) and keeps its exact behaviour by running the same Python code: for each operation it
 reads what the operation needs from Redis into a scratch in-memory store (the item of a
-``get``/``update``/``patch``/``delete``, the count, the explicit id and the next free
-``sequence`` id of a ``create``, every item of a ``list``, of an ``expand`` target and of
-each table a custom operation names), runs :meth:`TableStore.execute
-<tables.store.TableStore.execute>` there, and writes the difference back in one Lua script
-(:data:`COMMIT_SCRIPT`) that first compares each table's version with the one read (and that
-a created key is still free) and then applies every write, or nothing.
+``get``/``update``/``patch``/``delete``; the count, the given id and the next free
+``sequence`` id of a ``create``, or nothing for a generated id; every item of a ``list``, of
+an ``expand`` target and of each table a custom operation names), runs
+:meth:`TableStore.execute <tables.store.TableStore.execute>` there, and writes the difference
+back in one Lua script (:data:`COMMIT_SCRIPT`) that checks what the write was decided on and
+then applies every write, or nothing.
 
 Atomicity (``consistency: atomic`` custom operations included): the commit script runs as one
-Redis command, so nothing is half-written; a version that moved (another replica wrote in
-between) makes it write nothing and the operation runs again on fresh data, at most
-:data:`MAX_ATTEMPTS` times (then 503 ``state_store_unavailable``). Within one engine writes
-take turns under an ``asyncio.Lock``, so retries only happen between replicas. A failed
+Redis command, so nothing is half-written. A single-item write checks per key (each written
+key still holds the value read, a created key is free, the ``sequence`` counter is the one
+read, ``maxItems`` holds); a custom operation checks the version of every table it read
+(each write increments it). When a check fails (another request or replica wrote in between)
+nothing is written and the operation runs again on fresh data, at most :data:`MAX_ATTEMPTS`
+times (then 503 ``state_store_unavailable``). Custom operations of one engine take turns
+under an ``asyncio.Lock``, so their retries only happen between replicas. A failed
 ``atomic`` run leaves its scratch tables as they were (the journal rolls them back), so it
 writes nothing; a failed best-effort run writes the steps that succeeded, as in memory.
+
+Round trips: the commands of all the requests an engine serves in one turn of its event loop
+go to Redis in one pipeline (:meth:`RedisTableStore._command`); a whole table comes back as
+one reply (:data:`READ_TABLE_SCRIPT`). Scripts run by ``EVALSHA`` and are loaded on the
+first ``NOSCRIPT`` answer.
 
 Keys (``N`` = ``--state-namespace``, default ``mockd``; table names are unique within one
 engine, whatever their workspace)::
@@ -31,7 +39,7 @@ Seed data: the first operation on a table (after a start or a config reload) com
 joins keeps the items the others wrote, and a changed table starts from its seed data as in
 memory. :meth:`reset_async` loads the seed data unconditionally: every replica on the
 namespace sees it at once. A Redis server that restarted empty is seeded again on the next
-operation after the connection error.
+operation after the connection error (or after its ``NOSCRIPT`` answer).
 
 Failures: a connection or timeout error answers :class:`StateStoreUnavailable` (503
 ``state_store_unavailable``); redis-py drops the broken connection, so the next request
@@ -625,6 +633,53 @@ class RedisTableStore(TableStore):
         table = super().register(config)
         self._ensured.pop(config.name, None)
         return table
+
+
+#: ``sequence(name, start)``: the counter's value (``start`` on first use), then one more.
+#: KEYS: the counters hash; ARGV: name, start.
+SEQUENCE_SCRIPT = """
+local value = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or ARGV[2])
+redis.call('HSET', KEYS[1], ARGV[1], value + 1)
+return value
+"""
+
+
+class RedisSequences:
+    """``sequence()`` template counters kept in Redis (hash ``<namespace>:sequences``), so
+    the replicas of a namespace count together; installed as
+    :attr:`mocks.core.templating.TemplateState.shared`.
+
+    Templates render synchronously, so each call is one blocking round trip (a Lua script,
+    atomic) on a sync client with short timeouts: about a tenth of a millisecond on a local
+    or nearby Redis, paid only by responses that call ``sequence()``. While Redis cannot be
+    reached a call answers None (logged once per outage) and the engine's own counter
+    answers instead.
+    """
+
+    def __init__(self, url: str, namespace: str = DEFAULT_NAMESPACE):
+        import redis
+
+        self.shown_url = redacted_url(url)
+        self.key = f"{namespace}:sequences"
+        self._client = redis.Redis.from_url(url, socket_connect_timeout=0.5,
+                                            socket_timeout=0.5)
+        self._script = self._client.register_script(SEQUENCE_SCRIPT)
+        self._down = False
+
+    def __call__(self, name: str, start: int) -> int | None:
+        """The counter ``name``'s value, advanced by one; None when Redis is unreachable."""
+        from redis.exceptions import RedisError
+
+        try:
+            value = int(self._script(keys=[self.key], args=[name, start]))
+        except (RedisError, OSError) as error:
+            if not self._down:
+                log.warning("state store %s unavailable for sequence(): %s; counting in "
+                            "this engine", self.shown_url, type(error).__name__)
+            self._down = True
+            return None
+        self._down = False
+        return value
 
 
 def explicit_key(value: Any) -> str | None:

@@ -10,7 +10,7 @@ server starts with one.
   ``RunOptions`` as ``state_store`` and ``state_namespace``.
 * :func:`check_url` names what is wrong with a URL (flag callback and config key alike).
 * :func:`install_state_store` connects once at start (``PING``) and puts the Redis store on
-  the engine; it raises :class:`StateStoreError` with one line naming the URL, password
+  the engine (tables) and its template state (``sequence()`` counters); it raises :class:`StateStoreError` with one line naming the URL, password
   redacted, which the runner turns into exit 2.
 """
 from __future__ import annotations
@@ -127,8 +127,9 @@ def state_store_run_options() -> dict[str, Any]:
 
 def install_state_store(engine: Any, url: str | None, namespace: str = DEFAULT_NAMESPACE,
                         source: str = "--state-store") -> None:
-    """Put a Redis table store for ``url`` on ``engine`` (nothing when ``url`` is None),
-    after one ``PING``; call before the engine loads a config.
+    """Put a Redis table store for ``url`` on ``engine`` and keep its ``sequence()``
+    counters there too (nothing when ``url`` is None), after one ``PING``; call before the
+    engine loads a config.
 
     Raises:
         StateStoreError: a bad URL (naming ``source``, the flag or the config key) or a
@@ -139,9 +140,10 @@ def install_state_store(engine: Any, url: str | None, namespace: str = DEFAULT_N
     problem = check_url(url)
     if problem is not None:
         raise StateStoreError(f"{source}: {redacted_url(url)}: {problem}")
-    from tables.redis_store import open_store
+    from tables.redis_store import RedisSequences, open_store
 
     try:
         engine.tables = open_store(url, namespace)
     except ConnectionError as error:
         raise StateStoreError(str(error)) from None
+    engine.template_state.shared = RedisSequences(url, namespace)

@@ -90,10 +90,15 @@ class TemplateState:
     a config reload. Plain Python, no locks: only the engine's event loop touches it.
     """
 
-    __slots__ = ("_next_values",)
+    __slots__ = ("_next_values", "shared")
 
     def __init__(self) -> None:
         self._next_values: dict[str, int] = {}
+        #: ``shared(name, start) -> value``: counters kept in a shared state store (set by
+        #: ``tables.state_options.install_state_store``), so replicas count together; it
+        #: returns None when the store cannot be reached, and this engine's own counter
+        #: answers instead. None: counters live here only.
+        self.shared: Callable[[str, int], int | None] | None = None
 
     def next_sequence_value(self, name: str, start: int = 1) -> int:
         """Return the counter ``name``'s current value and advance it by one.
@@ -101,6 +106,10 @@ class TemplateState:
         The first use of a name returns ``start``; later uses continue from there, whatever
         ``start`` they give (the counter is per name, not per call site).
         """
+        if self.shared is not None:
+            value = self.shared(name, start)
+            if value is not None:
+                return value
         value = self._next_values.get(name, start)
         self._next_values[name] = value + 1
         return value

@@ -5,7 +5,8 @@ One ``redis-server`` and two ``mockd engine`` replicas of the bank example
 side. A write on one is read on the other, a reset on one (its engine-control port, the way
 an admin resets it) restores seed data for both, concurrent custom operations from both lose
 no update, a Redis that dies answers 503 ``state_store_unavailable`` on table routes only and
-recovers by itself, and a start with an unreachable or malformed store exits 2 with one line.
+recovers by itself, ``sequence()`` counts across both, and a start with an unreachable or
+malformed store exits 2 with one line.
 Namespaces and ``serverConfig.stateStore`` are covered at store level
 (``tests/unit/test_tables_state_store.py``).
 """
@@ -34,6 +35,9 @@ def bank_config() -> dict:
     config["mocks"].append({"id": "static", "type": "http", "http": {
         "matcher": {"method": "GET", "path": "/static"},
         "response": {"statusCode": 200, "body": "still here"}}})
+    config["mocks"].append({"id": "numbered", "type": "http", "http": {
+        "matcher": {"method": "GET", "path": "/next"},
+        "response": {"statusCode": 200, "body": "{{sequence('ticket', 100)}}"}}})
     return config
 
 
@@ -148,6 +152,16 @@ def test_concurrent_operations_from_both_replicas_lose_no_update(replicas):
         received = sum(entry["amount"] for entry in ledger if entry["to"] == account)
         sent = sum(entry["amount"] for entry in ledger if entry["from"] == account)
         assert final[account] == SEED_BALANCES[account] + received - sent
+
+
+def test_sequence_counters_count_across_replicas(replicas):
+    clients = [process.client() for process in replicas]
+    try:
+        numbers = [int(clients[index % 2].get("/next").text) for index in range(6)]
+    finally:
+        for client in clients:
+            client.close()
+    assert numbers == list(range(numbers[0], numbers[0] + 6))
 
 
 def test_redis_lost_then_back(replicas, redis_server):  # noqa: F811

@@ -104,3 +104,20 @@ def test_a_failed_atomic_operation_writes_nothing(redis_server, redis_loop):  # 
         assert len(items_of(store, "log")) == 1
     finally:
         store.close_now()
+
+
+def test_sequence_counters_are_shared_by_the_replicas_of_a_namespace(redis_server):  # noqa: F811
+    from mocks.core.templating import TemplateState
+    from tables.redis_store import RedisSequences
+
+    redis_server.flush()
+    one, two, other = TemplateState(), TemplateState(), TemplateState()
+    one.shared = RedisSequences(redis_server.url, "ns")
+    two.shared = RedisSequences(redis_server.url, "ns")
+    other.shared = RedisSequences(redis_server.url, "elsewhere")
+    assert [one.next_sequence_value("order", 100), two.next_sequence_value("order", 5),
+            one.next_sequence_value("order")] == [100, 101, 102]
+    assert other.next_sequence_value("order") == 1
+    down = TemplateState()
+    down.shared = RedisSequences("redis://127.0.0.1:1/0", "ns")
+    assert [down.next_sequence_value("n", 7) for _ in range(2)] == [7, 8]  # its own counter
