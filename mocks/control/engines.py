@@ -83,6 +83,8 @@ class EngineRecord:
     last_push_at: str | None = None
     last_seen_at: str | None = None
     registered_at: str = field(default_factory=utc_timestamp)
+    #: Successful pushes so far (a health answer sent before the latest push is stale).
+    pushes: int = 0
 
     def document(self) -> dict[str, Any]:
         """The ``GET /engines`` row: ``{id, url, name?, worker?, status, healthy,
@@ -189,6 +191,7 @@ class EngineSet:
             return False
         record.healthy = True
         record.config_version = version
+        record.pushes += 1
         record.last_push_at = record.last_seen_at = utc_timestamp()
         return True
 
@@ -203,12 +206,16 @@ class EngineSet:
     async def check(self, record: EngineRecord) -> None:
         """Ask one engine's ``/health``; push the current config when it reports an older
         version (catch-up), mark it unhealthy when it does not answer."""
+        pushes = record.pushes
         try:
             health = await record.remote.health()
         except EngineCallError as error:
-            record.fail(error)
+            if record.pushes == pushes:  # else a push since proved it alive
+                record.fail(error)
             return
         record.last_seen_at = utc_timestamp()
+        if record.pushes != pushes:
+            return  # a push landed while asking: the answer may predate it
         reported = health.get("configVersion") if isinstance(health, dict) else None
         record.config_version = reported if isinstance(reported, int) else 0
         if record.config_version != self.version:
