@@ -25,6 +25,7 @@ Source: ARCHITECTURE "Processes and ports", "Scale"; behavior notes §1 "Other r
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 import time
@@ -399,8 +400,6 @@ class FanOutControl:
         entries: list[dict[str, Any]] = []
         total = 0
         if self.local is not None:
-            import dataclasses
-
             local = await self.local.requests(dataclasses.replace(filters, limit=window,
                                                                   offset=0))
             entries += local["requests"]
