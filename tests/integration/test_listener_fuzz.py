@@ -628,6 +628,17 @@ def test_well_formed_mqtt_connects_then_random_packets(server, session):
     assert_listeners_answer(server)
 
 
+def test_a_publish_with_qos_3_closes_its_connection(server):
+    # Found by the fuzzing above: the broker logged a task's traceback and kept the connection.
+    publish = b"\x36" + encode_length(7) + b"\x00\x01t" + b"\x00\x01" + b"hi"
+    with socket.create_connection(("127.0.0.1", server.mqtt_port), timeout=READ_TIMEOUT) as mq:
+        mq.sendall(mqtt_connect(b"qos3"))
+        assert read_exactly(mq, 4) == b"\x20\x02\x00\x00"
+        mq.sendall(publish)
+        assert mq.recv(16) == b""  # closed, nothing sent
+    assert_listeners_answer(server)
+
+
 @FUZZ
 @given(noise=st.one_of(
     st.binary(min_size=1, max_size=400),

@@ -83,7 +83,11 @@ class MockProtocolHandler(BrokerProtocolHandler):
         self._close("no packet within one and a half keep-alive periods")
 
     async def handle_publish(self, publish_packet: Any) -> None:
-        """The library's publish flow, after the in-flight bound."""
+        """The library's publish flow, after the QoS check (both QoS bits set is a malformed
+        packet: the connection is closed, MQTT 3.1.1 §3.3.1.2) and the in-flight bound."""
+        if publish_packet.qos not in (0, 1, 2):
+            self._close("a PUBLISH with QoS 3 (malformed packet)")
+            return
         session = self.session
         header = publish_packet.variable_header
         if (publish_packet.qos == QOS_2 and session is not None and header is not None
