@@ -1399,7 +1399,10 @@ async def _pipe_both(client_reader: asyncio.StreamReader, client_writer: asyncio
              asyncio.ensure_future(_pipe(upstream_reader, client_writer, s2c))]
     try:
         done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        if pending:
+        # The upstream ended but the client cannot be told so by a half-close (TLS): the
+        # client (a WebSocket after its close handshake) waits for the connection to close.
+        half_close_lost = tasks[1] in done and not client_writer.can_write_eof()
+        if pending and not half_close_lost:
             # One side ended: give the other a moment to finish its last bytes.
             await asyncio.wait(pending, timeout=5)
     finally:
