@@ -42,9 +42,8 @@ MAX_WORKERS = 64
 CHILD_START_TIMEOUT = 30.0
 #: Seconds children get to stop after SIGTERM before SIGKILL.
 STOP_TIMEOUT = 5.0
-#: Environment of a child: its worker number, the parent's pid, an inherited data socket.
+#: Environment of a child: its worker number, an inherited data socket.
 WORKER_INDEX_ENV = "MOCKD_WORKER_INDEX"
-WORKER_PARENT_ENV = "MOCKD_WORKER_PARENT"
 WORKER_FD_ENV = "MOCKD_WORKER_DATA_FD"
 #: Linux ``prctl`` option asking for a signal when the parent dies.
 _PR_SET_PDEATHSIG = 1
@@ -220,8 +219,7 @@ class Supervisor:
         parent = os.getpid()
         prctl = _death_signal_setter()
         pass_fds: tuple[int, ...] = ()
-        base_env = {**os.environ, **(env or {}), "MOCKD_ENGINE_TOKEN": self.token,
-                    WORKER_PARENT_ENV: str(parent)}
+        base_env = {**os.environ, **(env or {}), "MOCKD_ENGINE_TOKEN": self.token}
         base_env.pop(WORKER_FD_ENV, None)
         if not hasattr(socket, "SO_REUSEPORT"):
             pass_fds = (data_socket.fileno(),)
