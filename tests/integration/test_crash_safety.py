@@ -42,7 +42,9 @@ from tests.helpers import (STARTUP_TIMEOUT, MockdProcess, free_port, http_mock, 
 ROUNDS = 20
 WRITERS = 3
 OPS_PER_WRITER = 5
-IMPORT_SIZE = 12
+IMPORT_SIZE = 6
+#: Older mocks (not touched by the last burst) the data plane is asked for after a restart.
+DATA_SAMPLE = 20
 #: A state no write has produced: the mock is absent.
 ABSENT = None
 
@@ -250,6 +252,7 @@ def rounds(tmp_path: Path, data_dir: Path, launcher_process: subprocess.Popen,
     owned: list[list[str]] = [[] for _ in range(WRITERS)]
     imports: list[tuple[list[str], bool]] = []
     key = ""
+    last_touched: set[str] = set()
     for round_no in range(ROUNDS + 1):
         forked = 0 < round_no < ROUNDS
         server = start(tmp_path, data_dir, launcher_process if forked else None)
@@ -260,7 +263,12 @@ def rounds(tmp_path: Path, data_dir: Path, launcher_process: subprocess.Popen,
             # A stale PID file of the killed process does not stop the next start.
             pid_file = Path(tmp_path / ".mockd" / "mockd.pid")
             assert f'"pid": {server.proc.pid}' in pid_file.read_text(), where
-            stored = served_state(server, key, set(allowed))
+            # The data plane is asked for the mocks the last burst touched and a sample of
+            # the older ones (GET /mocks lists them all).
+            recent = last_touched | (set(imports[-1][0]) if imports else set())
+            older = sorted(set(allowed) - recent)
+            stored = served_state(server, key,
+                                  recent | set(rng.sample(older, min(DATA_SAMPLE, len(older)))))
             imported = [mock_id for ids, _ in imports for mock_id in ids]
             unknown = set(stored) - set(allowed) - set(imported)
             assert not unknown, f"{where}: never written: {sorted(unknown)}"
@@ -279,17 +287,17 @@ def rounds(tmp_path: Path, data_dir: Path, launcher_process: subprocess.Popen,
             owned = [[mock_id for mock_id in kept if mock_id in stored] for kept in owned]
             if round_no == ROUNDS:
                 break
-            burst(server, key, rng, round_no, allowed, owned, imports)
+            last_touched = burst(server, key, rng, round_no, allowed, owned, imports)
         finally:
             server.stop(signal.SIGKILL)
 
 
 def burst(server: Any, key: str, rng: random.Random, round_no: int,
           allowed: dict[str, set[str | None]], owned: list[list[str]],
-          imports: list[tuple[list[str], bool]]) -> None:
+          imports: list[tuple[list[str], bool]]) -> set[str]:
     """Send one round's writes and import, SIGKILL the server after a random number of
     acknowledgments, and record what each mock may now be in ``allowed``, ``owned`` and
-    ``imports``."""
+    ``imports``; returns the ids the writers were to touch."""
     plans = plan_round(rng, round_no, owned)
     total = sum(len(plan) for plan in plans)
     kill_after = rng.randrange(1, total)
@@ -349,3 +357,4 @@ def burst(server: Any, key: str, rng: random.Random, round_no: int,
     if acknowledged:
         assert import_answer[0].status_code == 200, import_answer[0].text
     imports.append((import_ids, acknowledged))
+    return {mock_id for plan in plans for _, mock_id, _ in plan}
