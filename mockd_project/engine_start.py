@@ -8,6 +8,8 @@ admin side or any config model: this module imports the standard library only, a
 * :func:`bind_socket`, :func:`bind_engine_control`: listening sockets; a port that cannot be
   bound is a :class:`StartupFailure` with exit status 1 (behavior notes §15).
 * :func:`resolve_engine_token`: the engine-control token (behavior notes §16).
+* :func:`tls_contexts`: the HTTPS listeners' TLS contexts (none and no TLS module without
+  HTTPS).
 * :func:`lazy_websocket_protocol`: the uvicorn WebSocket protocol, imported on the first
   WebSocket upgrade instead of at start.
 * :func:`skip_pydantic_plugin_scan`: a ``mockd`` process uses no pydantic plugin, so the
@@ -193,6 +195,28 @@ def resolve_engine_token(options: Any) -> EngineToken:
                              f"{error.strerror or error}; give one with --engine-token or "
                              f"{ENGINE_TOKEN_ENV}") from None
     return EngineToken(token, "file", path, ephemeral=ephemeral)
+
+
+def tls_contexts(options: Any, data: Any, admin: Any = None) -> dict[str, Any]:
+    """The TLS contexts (``ssl.SSLContext``) by listener name (``https``, ``admin``) of a run
+    (``options``: a :class:`mockd_project.runner.RunOptions`; ``data``, ``admin``: the
+    :class:`mocks.server_config.TlsSettings` of the mock server and of the admin port, or
+    None for an admin without TLS). Empty without HTTPS, and then the TLS module is not
+    imported. Raises :class:`StartupFailure` (exit 2) with the one-line reason naming the
+    file or key (SPEC "TLS configuration of the mock server")."""
+    if not data.enabled and admin is None:
+        return {}
+    from mockd_project.tls import TlsSetupError, server_context
+
+    contexts: dict[str, Any] = {}
+    try:
+        if data.enabled:
+            contexts["https"] = server_context(data, data_dir_of(options))
+        if admin is not None:
+            contexts["admin"] = server_context(admin, data_dir_of(options))
+    except TlsSetupError as error:
+        raise StartupFailure(EXIT_CONFIG_ERROR, str(error)) from None
+    return contexts
 
 
 def lazy_websocket_protocol(**keywords: Any) -> Any:

@@ -44,7 +44,7 @@ from mocks.server_config import TlsSettings, tls_settings_from_file
 from mockd_project.engine_start import (EXIT_CONFIG_ERROR, EXIT_LISTEN_ERROR, StartupFailure,
                                         bind_engine_control, bind_socket, data_dir_of,
                                         lazy_websocket_protocol, resolve_engine_token,
-                                        runtime_token_dir)
+                                        runtime_token_dir, tls_contexts)
 from mockd_project.paths import ensure_private_dir
 from mockd_project.runtime import runtime
 
@@ -300,23 +300,6 @@ def resolve_admin_tls(options: RunOptions) -> TlsSettings | None:
     if options.admin_tls_auto:
         return TlsSettings(enabled=True, auto_cert=True, source="--admin-tls")
     return None
-
-
-def tls_contexts(options: RunOptions, data: TlsSettings,
-                 admin: TlsSettings | None) -> dict[str, ssl.SSLContext]:
-    """The TLS contexts by listener name (``https``, ``admin``). Raises
-    :class:`StartupFailure` (exit 2) with the one-line reason naming the file or key."""
-    from mockd_project.tls import TlsSetupError, server_context
-
-    contexts: dict[str, ssl.SSLContext] = {}
-    try:
-        if data.enabled:
-            contexts["https"] = server_context(data, data_dir_of(options))
-        if admin is not None:
-            contexts["admin"] = server_context(admin, data_dir_of(options))
-    except TlsSetupError as error:
-        raise StartupFailure(EXIT_CONFIG_ERROR, str(error)) from None
-    return contexts
 
 
 def _load_handlers(mock_types) -> None:

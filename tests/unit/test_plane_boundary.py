@@ -80,6 +80,7 @@ ENGINE_START = (
     "options = runner.RunOptions(full=False, config='examples/quickstart.yaml', port=0,\n"
     "                            engine_token='t')\n"
     "engine, config = runner.prepare(options)\n"
+    "runner.tls_contexts(options, runner.resolve_tls(options, config), None)\n"
     "data_plane_application(engine, lean=True)\n"
     "control = EngineControl(engine)\n"
     "EngineControlApp(control, runner.resolve_engine_token(options).value)\n"
@@ -117,10 +118,11 @@ PROTOCOL_LIBRARIES = ("grpc", "google.protobuf", "graphql", "amqtt", "lxml", "oa
 #: Modules of features an HTTP-only config without chaos, custom operations or WebSocket
 #: traffic does not use: loaded on first use (chaos when turned on, custom operations when a
 #: config or an admin defines one, the WebSocket library on the first upgrade, the admin
-#: fan-out's HTTP client when an admin asks for the traffic counters).
+#: fan-out's HTTP client when an admin asks for the traffic counters, the TLS module with
+#: HTTPS).
 UNUSED_FEATURE_MODULES = ("chaos.config", "chaos.injector", "tables.operations",
                           "tables.operations_config", "tables.expressions", "websockets",
-                          "wsproto", "httpx")
+                          "wsproto", "httpx", "mockd_project.tls")
 
 
 def test_mockd_engine_with_an_http_only_config_loads_no_protocol_library(engine_start_modules):
