@@ -8,17 +8,18 @@ ports with a throwaway data dir and a known admin key (``MOCKD_API_KEY``), and d
 rates, from this one process (asyncio; paho-mqtt in its own thread):
 
 ================  ====================================================================
-protocol          traffic (per second, paced; each call's latency recorded in ms)
+protocol          traffic (per second, paced; a call's latency is the whole call, in ms)
 ================  ====================================================================
 http_static       30 ``GET /soak/static``
 http_template     20 ``GET /soak/users/{id}?q=`` (path, query, faker and uuid templates)
-table             4 CRUD cycles: create, get, patch, list (limit 5), delete (the table ends
-                  each cycle as it began: its size is bounded)
-sse               1 stream opened, 3 events read, then dropped (latency: first event)
+table             4 CRUD cycles of 5 requests: create, get, patch, list (limit 5), delete
+                  (the table ends each cycle as it began: its size is bounded)
+sse               1 stream opened, 3 events read, then dropped (the mock waits 100 ms
+                  between events: 200 ms of each call are the mock's own delay)
 websocket         2 conversations: connect, ping/pong, a JSON join, close
 graphql           10 queries
 grpc_unary        10 unary calls (raw protobuf bytes: no generated code)
-grpc_stream       1 server-streaming call, 5 messages read to the end
+grpc_stream       1 server-streaming call, 5 messages read to the end (10 ms apart)
 mqtt              10 QoS 1 publishes answered by the mock on an ack topic (round trip);
                   every 5 s one more client connects, publishes and disconnects
 admin_write       1 admin write: a new HTTP mock created, the previous one deleted
@@ -37,7 +38,17 @@ Targets: RSS growth under 10 % between minute 2 and the end (for runs shorter th
 between 20 % of the run and its end), zero errors. The exit status is 0 when both hold, 1
 otherwise, 2 when the server did not start.
 
-Usage: python bench/soak.py [--minutes 10] [--out FILE] [--png FILE] [--keep]
+``--trace-memory`` (a diagnosis, not a measurement: tracemalloc slows the server and adds to its
+RSS) runs the server with a SIGUSR1 handler: the first signal, halfway through the warm-up,
+starts tracemalloc (4 frames; tracing from the start makes the start minutes long), the
+next ones write a snapshot. The script takes one at the end of the warm-up (by then the
+request log holds only entries allocated under tracing), one halfway through the rest and one
+at the end, and adds the 15 allocation sites that grew most from the first to the last
+(``tracemalloc_growth``: KiB and blocks, and the KiB of each half: a leak grows in both
+halves alike, a cache that fills up or a ring whose mix changes does not). A snapshot stalls
+the server's event loop for seconds: calls in flight then may time out (counted as errors).
+
+Usage: python bench/soak.py [--minutes 10] [--out FILE] [--png FILE] [--keep] [--trace-memory]
 Traffic goes to 127.0.0.1 only; every loop is bounded by the run's deadline, every call by a
 timeout; the server is stopped at the end (SIGTERM, then SIGKILL after 10 s).
 """
@@ -85,6 +96,25 @@ RATES = {"http_static": 30, "http_template": 20, "table": 4, "sse": 1, "websocke
 #: Series drawn on the p99 plot: the protocols, and the load client's own event-loop lag
 #: (how late a 50 ms sleep wakes: latency the client adds, not the server).
 PLOTTED = (*RATES, "client_loop_lag")
+
+
+#: The server's entry point under ``--trace-memory``: ``mockd`` with a SIGUSR1 handler that
+#: starts tracemalloc, then dumps a snapshot into ``$SOAK_TRACE_DIR`` (``snapNN.bin``).
+TRACE_BOOT = """
+import os, signal, sys, tracemalloc
+folder = os.environ["SOAK_TRACE_DIR"]
+def dump(signum, frame):
+    if not tracemalloc.is_tracing():
+        tracemalloc.start(4)
+        return
+    path = os.path.join(folder, "snap%02d.bin" % len(os.listdir(folder)))
+    tracemalloc.take_snapshot().dump(path + ".part")
+    os.replace(path + ".part", path)
+signal.signal(signal.SIGUSR1, dump)
+sys.argv[0] = "mockd"
+from mockd_project.cli import main
+main()
+"""
 
 
 def free_port() -> int:
@@ -319,10 +349,10 @@ class Traffic:
                 "matcher": {"method": "GET", "path": f"/soak/admin/{mock_id}"},
                 "response": {"body": {"id": mock_id}}}})
         expect(created.status_code == 201, f"create mock {created.status_code}")
-        if self.admin_mock:
-            deleted = await self.admin_http.delete(f"/mocks/{self.admin_mock}")
+        previous, self.admin_mock = self.admin_mock, mock_id
+        if previous:  # one failed delete is one error, not one every second after it
+            deleted = await self.admin_http.delete(f"/mocks/{previous}")
             expect(deleted.status_code == 204, f"delete mock {deleted.status_code}")
-        self.admin_mock = mock_id
 
     async def request_log(self, deadline: float) -> int:
         """Read the admin's request-log stream until ``deadline``; returns the events read.
@@ -494,14 +524,19 @@ async def sample(traffic: Traffic, pid: int, recorder: Recorder, since: float) -
 
 
 # ---------------------------------------------------------------------------- the run
-def start_server(folder: Path, key: str) -> tuple[subprocess.Popen, dict[str, Any]]:
+def start_server(folder: Path, key: str,
+                 trace: bool = False) -> tuple[subprocess.Popen, dict[str, Any]]:
     port, admin_port, grpc_port, mqtt_port = (free_port() for _ in range(4))
     (folder / "soak.proto").write_text(PROTO)
     (folder / "soak.json").write_text(json.dumps(soak_config(grpc_port, mqtt_port), indent=1))
     env = {name: value for name, value in os.environ.items() if not name.startswith("MOCKD_")}
     env.update(MOCKD_API_KEY=key, HOME=str(folder), NO_PROXY="127.0.0.1,localhost",
                no_proxy="127.0.0.1,localhost")
-    argv = [MOCKD, "start", "-c", str(folder / "soak.json"), "--port", str(port),
+    if trace:
+        (folder / "trace").mkdir()
+        env["SOAK_TRACE_DIR"] = str(folder / "trace")
+    command = [sys.executable, "-c", TRACE_BOOT] if trace else [MOCKD]
+    argv = [*command, "start", "-c", str(folder / "soak.json"), "--port", str(port),
             "--admin-port", str(admin_port), "--data-dir", str(folder / "data"),
             "--pid-file", str(folder / "mockd.pid"), "--log-level", "warning"]
     log = open(folder / "server.log", "wb")
@@ -549,8 +584,41 @@ def stop_server(process: subprocess.Popen) -> None:
             process.wait(10)
 
 
+def take_snapshot(process: subprocess.Popen, folder: Path, timeout: float = 120) -> Path:
+    """Signal the traced server to dump a tracemalloc snapshot; returns its path."""
+    trace = folder / "trace"
+    path = trace / f"snap{len(list(trace.glob('snap*.bin'))):02d}.bin"
+    process.send_signal(signal.SIGUSR1)
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no tracemalloc snapshot after {timeout}s")
+        time.sleep(0.5)
+    return path
+
+
+def memory_growth(first: Path, middle: Path, last: Path,
+                  top: int = 15) -> list[dict[str, Any]]:
+    """The ``top`` allocation sites (their 4 innermost frames) whose traced memory grew most
+    from the ``first`` snapshot to the ``last``, with the growth of each half."""
+    import tracemalloc
+
+    before, mid, after = (tracemalloc.Snapshot.load(str(path)) for path in (first, middle, last))
+    first_half = {stat.traceback: stat.size_diff
+                  for stat in mid.compare_to(before, "traceback")}
+    rows = []
+    for stat in after.compare_to(before, "traceback")[:top]:
+        frames = [f"{Path(frame.filename).name}:{frame.lineno}" for frame in stat.traceback]
+        half = first_half.get(stat.traceback, 0)
+        rows.append({"kib": round(stat.size_diff / 1024, 1), "blocks": stat.count_diff,
+                     "kib_halves": [round(half / 1024, 1),
+                                    round((stat.size_diff - half) / 1024, 1)],
+                     "total_kib": round(stat.size / 1024, 1), "where": frames[-6:]})
+    return rows
+
+
 async def drive(minutes: float, process: subprocess.Popen, ports: dict[str, int],
-                key: str) -> dict[str, Any]:
+                key: str, folder: Path | None = None) -> dict[str, Any]:
     recorder = Recorder()
     deadline = time.monotonic() + minutes * 60
     traffic = Traffic(f"http://127.0.0.1:{ports['port']}",
@@ -591,9 +659,22 @@ async def drive(minutes: float, process: subprocess.Popen, ports: dict[str, int]
                 recorder.latencies["client_loop_lag"].append(
                     (recorder.now(), (time.monotonic() - started - 0.05) * 1000))
 
+    snapshots: list[Path] = []
+    warm_at = 120.0 if minutes >= 5 else minutes * 60 * 0.2
+    tracing = False
+
     async def sampler() -> None:
+        nonlocal tracing
         since = 0.0
         while time.monotonic() < deadline:
+            if folder is not None and not tracing and recorder.now() >= warm_at / 2:
+                process.send_signal(signal.SIGUSR1)  # starts tracemalloc in the server
+                tracing = True
+            if folder is not None and not snapshots and recorder.now() >= warm_at:
+                snapshots.append(await asyncio.to_thread(take_snapshot, process, folder))
+            if (folder is not None and len(snapshots) == 1
+                    and recorder.now() >= (warm_at + minutes * 60) / 2):
+                snapshots.append(await asyncio.to_thread(take_snapshot, process, folder))
             await asyncio.sleep(min(SAMPLE_SECONDS, max(0.0, deadline - time.monotonic())))
             if process.poll() is not None:
                 recorder.error("server", f"mockd exited with {process.returncode}")
@@ -610,10 +691,12 @@ async def drive(minutes: float, process: subprocess.Popen, ports: dict[str, int]
     samples.append(first)
     try:
         await asyncio.gather(sampler(), loop_lag(), *workers)
+        if folder is not None and snapshots:
+            snapshots.append(await asyncio.to_thread(take_snapshot, process, folder))
     finally:
         await traffic.close()
         mqtt_load.close()
-    return {"samples": samples, "recorder": recorder}
+    return {"samples": samples, "recorder": recorder, "snapshots": snapshots}
 
 
 def rss_growth(samples: list[dict], minutes: float) -> dict[str, Any]:
@@ -679,23 +762,30 @@ def main() -> int:
     parser.add_argument("--out", default=None,
                         help="JSON result (default bench/soak_<minutes>min.json)")
     parser.add_argument("--png", default=str(ROOT / "bench" / "soak.png"))
+    parser.add_argument("--trace-memory", action="store_true",
+                        help="run the server under tracemalloc and report what grew")
     parser.add_argument("--keep", action="store_true",
                         help="keep the server's folder (config, data, server.log)")
     args = parser.parse_args()
     out = Path(args.out or ROOT / "bench" / f"soak_{args.minutes:g}min.json")
     folder = Path(tempfile.mkdtemp(prefix="mockd-soak-"))
     key = "mk_" + secrets.token_hex(32)
-    process, ports = start_server(folder, key)
+    process, ports = start_server(folder, key, args.trace_memory)
     try:
         try:
             wait_ready(process, ports)
         except RuntimeError as error:
             print(f"server did not start: {error}\n{(folder / 'server.log').read_text()}",
                   file=sys.stderr)
+            stop_server(process)
+            shutil.rmtree(folder, ignore_errors=True)
             return 2
-        result = asyncio.run(drive(args.minutes, process, ports, key))
+        result = asyncio.run(drive(args.minutes, process, ports, key,
+                                   folder if args.trace_memory else None))
     finally:
         stop_server(process)
+    snapshots = result["snapshots"]
+    growth_sites = memory_growth(*snapshots) if len(snapshots) == 3 else None
     recorder: Recorder = result["recorder"]
     samples = result["samples"]
     server_log = (folder / "server.log").read_text(errors="replace")
@@ -716,6 +806,7 @@ def main() -> int:
         "counts_after_warmup_vs_end": counts_drift(samples, growth["from_t"]),
         "cpu_percent": cpu_percent(samples),
         "rss": growth,
+        "tracemalloc_growth": growth_sites,
         "server_log_tail": server_log[-3000:],
         "samples": samples,
     }
@@ -727,6 +818,12 @@ def main() -> int:
     print(json.dumps({key: summary[key] for key in
                       ("calls", "errors", "error_total", "p99_ms", "rss",
                        "counts_after_warmup_vs_end", "cpu_percent", "load")}, indent=1))
+    if growth_sites:
+        print("tracemalloc, what grew after the warm-up:")
+        for row in growth_sites:
+            halves = "/".join(f"{kib:+.1f}" for kib in row["kib_halves"])
+            print(f"  {row['kib']:+9.1f} KiB ({halves}) {row['blocks']:+7d} blocks  "
+                  f"{' < '.join(row['where'][::-1][:3])}")
     print(f"wrote {out} and {args.png}")
     return 0 if growth["growth_percent"] < 10 and not errors else 1
 
