@@ -76,8 +76,9 @@ CONNECT_TIMEOUT_SECONDS = 2.0
 SOCKET_TIMEOUT_SECONDS = 5.0
 
 #: Check what each table's writes were decided on, then apply every write, or nothing.
-#: KEYS: meta, items of each table; ARGV[1]: JSON ``[{v, seqexp, max, put: [[key, json,
-#: expect]], del: [[key, expect]], seq?}]`` in the same order. ``v`` (a version, or false)
+#: KEYS: meta, items of each table; ARGV[1]: JSON ``[{v, seqexp, max, put: [[key, index of
+#: the item JSON in ARGV, expect]], del: [[key, expect]], seq?}]`` in the same order; ARGV[2...]:
+#: the item JSONs. ``v`` (a version, or false)
 #: checks the whole table (operations that read whole tables); without it each written key
 #: must still hold ``expect`` (the raw value read; "" = absent), ``seqexp`` the sequence
 #: counter read, and ``max`` (0 = none) bounds the item count. Returns 1 when written, 0
@@ -111,7 +112,7 @@ for i, t in ipairs(plan) do
     local old = redis.call('HGET', items, p[1])
     local ord = old and string.match(old, '^(%d+)|')
     if not ord then ord = redis.call('HINCRBY', meta, 'ord', 1) end
-    redis.call('HSET', items, p[1], ord .. '|' .. p[2])
+    redis.call('HSET', items, p[1], ord .. '|' .. ARGV[p[2]])
     wrote = true
   end
   if t.seq then redis.call('HSET', meta, 'seq', t.seq); wrote = true end
@@ -504,7 +505,9 @@ class RedisTableStore(TableStore):
     async def _execute_remote(self, request: OperationRequest) -> OperationResult:
         reads = self._plan_reads(request)
         for name in reads:
-            await self._call(self._ensure, self.tables[name])
+            table = self.tables[name]
+            if self._ensured.get(name) is not table.definition:
+                await self._call(self._ensure, table)
         if request.action in ("list", "get"):
             result, _ = await self._run(request, reads)
             return result
@@ -549,6 +552,7 @@ class RedisTableStore(TableStore):
         sequence counter and the item count)."""
         plan: list[dict[str, Any]] = []
         keys: list[str] = []
+        documents: list[bytes] = []  # ARGV[2...]: sent as they are, not inside the plan
         changed = False
         for name, entry in loaded.items():
             after = entry.table.items
@@ -556,9 +560,12 @@ class RedisTableStore(TableStore):
             raw = entry.raw
             # expect: the raw value read; "" = absent; "=" = present (whole-table reads,
             # checked by the version)
-            puts = [[key, orjson.dumps(item).decode(),
-                     raw.get(key) or ("=" if key in before else "")]
-                    for key, item in after.items() if before.get(key) is not item]
+            puts = []
+            for key, item in after.items():
+                if before.get(key) is not item:
+                    documents.append(orjson.dumps(item))
+                    puts.append([key, len(documents) + 1,
+                                 raw.get(key) or ("=" if key in before else "")])
             deletes = [[key, raw.get(key, "")] for key in before if key not in after]
             definition = entry.table.definition
             step: dict[str, Any] = {"v": entry.version if entry.how == "full" else False,
@@ -572,7 +579,7 @@ class RedisTableStore(TableStore):
             keys += [self._key(name, "meta"), self._key(name, "items")]
         if not changed:
             return True
-        return bool(await self._eval("commit", keys, [orjson.dumps(plan).decode()]))
+        return bool(await self._eval("commit", keys, [orjson.dumps(plan), *documents]))
 
     # ------------------------------------------------------------------ admin side
     async def reset_async(self, name: str | None = None,
