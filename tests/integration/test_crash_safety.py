@@ -185,6 +185,10 @@ def start(tmp_path: Path, data_dir: Path, launcher_process: subprocess.Popen | N
     return server
 
 
+def text_of(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
 def mock_of(mock_id: str, body: str | None) -> dict[str, Any]:
     return http_mock(mock_id, "GET", f"/crash/{mock_id}", body=body)
 
@@ -267,8 +271,11 @@ def rounds(tmp_path: Path, data_dir: Path, launcher_process: subprocess.Popen,
                 key = (data_dir / "admin-api-key").read_text().strip()
             where = f"seed {seed}, after kill {round_no}"
             # A stale PID file of the killed process does not stop the next start.
-            pid_file = Path(tmp_path / ".mockd" / "mockd.pid")
-            assert f'"pid": {server.proc.pid}' in pid_file.read_text(), where
+            # (written once the listeners run: polled)
+            pid_file, deadline = tmp_path / ".mockd" / "mockd.pid", time.monotonic() + 10
+            while f'"pid": {server.proc.pid},' not in text_of(pid_file):
+                assert time.monotonic() < deadline, f"{where}: {text_of(pid_file)}"
+                time.sleep(0.01)
             # The data plane is asked for the mocks the last burst touched and a sample of
             # the older ones (GET /mocks lists them all).
             recent = last_touched | (set(imports[-1][0]) if imports else set())
