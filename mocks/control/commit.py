@@ -180,6 +180,16 @@ def _validate_rows(keys: list[_MockKey], position_of: Callable[[str], int]) -> N
         _validated_mocks[key] = mock
 
 
+def _forget_stale_validations(engine_mocks: dict[str, tuple[_MockKey, MockConfig]]) -> None:
+    """Drop the cached validations of mock versions no longer served (deleted mocks, older
+    versions of changed ones) once the cache holds more than twice the served mocks plus 100,
+    so it stays bounded however many single-mock changes are made (amortised O(1) each)."""
+    if len(_validated_mocks) > 2 * len(engine_mocks) + 100:
+        live = {key for key, _ in engine_mocks.values()}
+        for stale in [key for key in _validated_mocks if key not in live]:
+            del _validated_mocks[stale]
+
+
 def _validated_engine_config(
         touched: set[str] | None = None,
 ) -> tuple[ConfigFile, dict[str, tuple[_MockKey, MockConfig]]]:
@@ -208,6 +218,7 @@ def _validated_engine_config(
             if len(engine_mocks) != Mock.objects.count():
                 engine_mocks = None  # written behind this module's back: read everything
             else:
+                _forget_stale_validations(engine_mocks)
                 # Only mocks changed: tables, bindings and operations are the last config's.
                 config = _last_config.model_copy(update={
                     "mocks": [mock for _, mock in engine_mocks.values()]})
@@ -218,10 +229,7 @@ def _validated_engine_config(
             _validate_rows(keys, lambda mock_id: next(
                 index for index, key in enumerate(keys) if key[0] == mock_id))
             engine_mocks = {key[0]: (key, _validated_mocks[key]) for key in keys}
-            if len(_validated_mocks) > 2 * len(keys) + 100:
-                live = set(keys)
-                for stale in [key for key in _validated_mocks if key not in live]:
-                    del _validated_mocks[stale]
+            _forget_stale_validations(engine_mocks)
         config = validate_config({**engine_config_document(include_mocks=False), "mocks": []})
     except ConfigError as error:
         raise validation_error(str(error)) from None

@@ -183,3 +183,15 @@ def test_same_route_in_two_workspaces_is_a_collision(engine):
     mock_changes.create_mock({**http_mock("other-method", "POST", "/same"),
                               "workspaceId": shared["id"]})
     assert served(engine, "/same", "POST") == "other-method"
+
+
+def test_validation_cache_stays_bounded_under_single_mock_changes(engine):
+    """A long run of admin writes (create one mock, delete the previous) keeps one served mock;
+    the cache of validated mock versions must not keep one entry per write (a leak found by
+    bench/soak.py: ~4 KiB per admin write)."""
+    mock_changes.create_mock(http_mock("m0", "GET", "/m0", body="0"))
+    for number in range(1, 151):
+        mock_changes.create_mock(http_mock(f"m{number}", "GET", f"/m{number}", body="x"))
+        mock_changes.delete_mock(f"m{number - 1}")
+    assert served(engine, "/m150") == "m150" and served(engine, "/m149") is None
+    assert len(commit._validated_mocks) <= 2 * 1 + 100
