@@ -22,7 +22,7 @@ import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 EXIT_CONFIG_ERROR = 2
 EXIT_LISTEN_ERROR = 1
@@ -45,22 +45,25 @@ class StartupFailure(Exception):
         self.message = message
 
 
-def bind_socket(host: str, port: int, what: str) -> socket.socket:
+def bind_socket(host: str, port: int, what: str,
+                error: Callable[[str], Exception] | None = None) -> socket.socket:
     """A listening, non-blocking TCP socket on ``host:port`` (IPv6 when ``host`` has a
     colon; port 0 picks a free one). ``what`` names the listener in the error. Raises
     :class:`StartupFailure` (exit 1, ``cannot listen on HOST:PORT for the WHAT: reason``)
-    when it cannot bind (behavior notes §15)."""
+    when it cannot bind (behavior notes §15), or ``error(that message)`` when ``error`` is
+    given (the library's ``ServerStartError``)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
         sock.listen(LISTEN_BACKLOG)
-    except OSError as error:
+    except OSError as failure:
         sock.close()
-        raise StartupFailure(EXIT_LISTEN_ERROR,
-                             f"cannot listen on {host}:{port} for the {what}: "
-                             f"{error.strerror or error}") from None
+        message = f"cannot listen on {host}:{port} for the {what}: {failure.strerror or failure}"
+        if error is not None:
+            raise error(message) from None
+        raise StartupFailure(EXIT_LISTEN_ERROR, message) from None
     sock.setblocking(False)
     return sock
 

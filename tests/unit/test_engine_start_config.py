@@ -11,6 +11,7 @@ their JSON Schema exactly as models built eagerly from every model do.
 from __future__ import annotations
 
 import copy
+import os
 import json
 import subprocess
 import sys
@@ -223,3 +224,38 @@ def test_table_actions_keep_their_published_order_whichever_protocol_is_built_fi
         "    enum = schema[name]['properties']['statefulAction']['anyOf'][0]['enum']\n"
         "    assert enum[:2] == ['list', 'get'], (name, enum)")
     assert "mocks.protocols.soap.config" in loaded
+
+
+# ---------------------------------------------------------------------------- start functions
+
+def test_a_taken_port_is_a_startup_failure_naming_the_listener_or_the_given_error():
+    """``bind_socket`` (mockd_project/engine_start.py): exit 1 and ``cannot listen on
+    HOST:PORT for the WHAT`` for the CLI, or the caller's exception with the same message
+    (the library's ``ServerStartError``)."""
+    from mockd.errors import ServerStartError
+    from mockd_project.engine_start import StartupFailure, bind_socket
+
+    taken = bind_socket("127.0.0.1", 0, "mock server")
+    port = taken.getsockname()[1]
+    try:
+        with pytest.raises(StartupFailure) as failure:
+            bind_socket("127.0.0.1", port, "mock server")
+        assert failure.value.exit_code == 1
+        assert failure.value.message.startswith(
+            f"cannot listen on 127.0.0.1:{port} for the mock server: ")
+        with pytest.raises(ServerStartError, match=f"127.0.0.1:{port} for the engine control"):
+            bind_socket("127.0.0.1", port, "engine control", error=ServerStartError)
+    finally:
+        taken.close()
+
+
+def test_the_pydantic_plugin_scan_is_skipped_unless_the_environment_says_otherwise(
+        monkeypatch):
+    from mockd_project.engine_start import skip_pydantic_plugin_scan
+
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    skip_pydantic_plugin_scan()
+    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "logfire")
+    skip_pydantic_plugin_scan()
+    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "logfire"
