@@ -61,9 +61,17 @@ def seed_from_template(database: Path) -> Path | None:
     try:
         template = template_path()
         if template.is_file():
-            fd = os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as target:
-                target.write(template.read_bytes())
+            # Written whole under a temporary name, then linked into place: a start killed
+            # half-way leaves no truncated database that every later start would refuse.
+            fd, temporary = tempfile.mkstemp(prefix=".mockd-schema-", dir=database.parent)
+            try:
+                with os.fdopen(fd, "wb") as target:
+                    target.write(template.read_bytes())
+                    target.flush()
+                    os.fsync(target.fileno())
+                os.link(temporary, database)  # fails when the database exists
+            finally:
+                os.unlink(temporary)
             return None
         return template
     except OSError as error:
