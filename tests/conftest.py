@@ -63,14 +63,21 @@ def pytest_configure(config):
     # In-process users (pytest-django's admin_client, create_superuser) get a cheap password
     # hash: PBKDF2 costs half a second of CPU per password.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Each xdist worker rewrites the asserts of its share of the test modules into pytest's
+    # cache before collecting, not all of them (tests/rewrite_cache.py).
+    from tests.rewrite_cache import share_out
+
+    share_out(config)
 
 
 #: The slowest test files (a few long tests each: fuzzing, restarts, README walk-throughs),
 #: measured with ``--durations``. They run first so that they do not run alone at the end
 #: while the other workers idle (xdist's own reordering, largest file first, put them last).
-RUN_FIRST = ("test_admin_fuzz.py", "test_restart_merge.py", "test_readme_examples.py",
-             "test_docs_tables.py", "test_admin_persistence.py", "test_har_browser.py",
-             "test_admin_secrets_cli.py", "test_data_dir_and_key.py")
+RUN_FIRST = ("test_admin_fuzz.py", "test_cli_server.py", "test_custom_operations.py",
+             "test_restart_merge.py", "test_readme_examples.py", "test_docs_tables.py",
+             "test_import_export.py", "test_admin_extras.py", "test_admin_persistence.py",
+             "test_har_browser.py", "test_admin_secrets_cli.py", "test_data_dir_and_key.py",
+             "test_graphql_wild_schemas.py", "test_config_trust.py")
 
 
 def _run_order(item) -> tuple[int, int]:
