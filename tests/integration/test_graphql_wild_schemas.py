@@ -146,7 +146,9 @@ def test_repeated_introspection_of_githubs_schema_is_answered_from_memory(server
         again = _post(server, "/github", query)
         timings.append(time.perf_counter() - started)
         assert again.content == first.content
-    assert min(timings) < 0.1, timings
+    # Computing it takes seconds; from memory it is the transfer of a few MB. The bound is
+    # wide for a loaded 2-core machine (0.1 s was missed by 8 ms there).
+    assert min(timings) < 0.3, timings
 
 
 def test_resolver_match_answers_only_its_repository(server):
