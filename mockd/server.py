@@ -447,11 +447,14 @@ class MockServer:
         except StartupFailure as error:
             raise ServerStartError(error.message) from None
         # The WebSocket library is imported on the first upgrade, not at start.
-        protocols: dict[str, Any] = {"http": "httptools", "ws": lazy_websocket_protocol}
+        from mockd_project.bounded_http import bounded_head, bounded_httptools
+
+        protocols: dict[str, Any] = {"http": bounded_httptools(), "ws": lazy_websocket_protocol}
         if self._tls is not None:
             from mockd_project.tls import tls_protocols
 
-            protocols["http"], protocols["ws"] = tls_protocols(self._tls.settings)
+            https, protocols["ws"] = tls_protocols(self._tls.settings)
+            protocols["http"] = bounded_head(https)
             context = self._tls.context
             protocols["ssl_context_factory"] = lambda _config, _default: context
         # log_config None: a library leaves the process's logging set-up alone (and saves

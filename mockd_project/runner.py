@@ -713,9 +713,11 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
     except ImportError:  # pragma: no cover - uvloop ships with uvicorn[standard]
         loop_factory = asyncio.new_event_loop
 
+    from mockd_project.bounded_http import bounded_head, bounded_httptools
+
     servers = []
     for name, app, sock in apps:
-        http: Any = "httptools"
+        http: Any = bounded_httptools()
         # The data plane's WebSocket library is imported on its first upgrade.
         ws: Any = "none" if name not in ("data", "https") else lazy_websocket_protocol
         tls_options: dict[str, Any] = {}
@@ -723,7 +725,8 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
             from mockd_project.tls import tls_protocols
 
             context, settings = tls[name]
-            http, wss = tls_protocols(settings)
+            https, wss = tls_protocols(settings)
+            http = bounded_head(https)
             ws = wss if ws != "none" else ws
             # config.load() takes the ready context from the factory.
             tls_options["ssl_context_factory"] = lambda _config, _default, c=context: c

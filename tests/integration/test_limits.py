@@ -211,3 +211,31 @@ def test_graphql_batch_over_32_operations_gets_400(data):
     assert status == 200 and len(answer) == 32
     status, answer = _graphql(data, [{"query": "{ hello }"}] * 33)
     assert status == 400 and "1 to 32 operations" in str(answer), answer
+
+
+def _raw_answer(port: int, request: bytes) -> bytes:
+    answer = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as sock:
+        sock.sendall(request)
+        deadline = time.monotonic() + TIMEOUT
+        while b"\r\n\r\n" not in answer and time.monotonic() < deadline:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    return answer
+
+
+@pytest.mark.parametrize("port_of", ["data", "admin"])
+def test_request_head_over_64_kib_gets_431_and_never_reaches_the_log(server, admin, port_of):
+    port = int((server.base if port_of == "data" else str(admin.base_url)).rstrip("/")
+               .rsplit(":", 1)[1])
+    head = "GET /head-limit/{} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {}\r\n\r\n"
+    refused = _raw_answer(port, head.format("big", "a" * 70_000).encode())
+    assert refused.startswith(b"HTTP/1.1 431 "), refused[:200]
+    assert b'"error":"header_too_large"' in refused
+    served = _raw_answer(port, head.format("fits", "a" * 60_000).encode())
+    assert not served.startswith(b"HTTP/1.1 431 ") and served.startswith(b"HTTP/1.1 "), served[:200]
+    if port_of == "data":
+        paths = [entry["path"] for entry in admin.get("/requests", params={"limit": 50}).json()["requests"]]
+        assert "/head-limit/fits" in paths and "/head-limit/big" not in paths
