@@ -4,6 +4,12 @@ One 2048-bit RSA key is generated the first time an identity-provider mock is co
 for the life of the engine process, so tokens stay valid across snapshot recompiles (every mock
 edit recompiles). It is never written to disk or logged.
 
+With a state store (``--state-store``) every engine of the namespace must sign with the same
+key, so :func:`process_signing_key` keeps it in Redis (key ``<namespace>:oidc:signing-key``,
+PKCS#8 PEM, no TTL): the first engine to compile an identity-provider mock stores its key if
+none is there (``SET NX``) and every engine then uses the stored one. While Redis cannot be
+reached the engine keeps (or generates) its own key and logs that once, without the key.
+
 Source: SPEC "Identity-provider endpoints" (RS256 JWTs, 2048-bit key generated at startup,
 JWKS shape ``{keys: [{kty: RSA, use: sig, kid, alg: RS256, n, e}]}``), "Limits".
 
@@ -14,6 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +55,30 @@ class SigningKey:
     @classmethod
     def generate(cls) -> "SigningKey":
         """A fresh 2048-bit key (about 0.1 s of CPU)."""
-        private_key = rsa.generate_private_key(public_exponent=65537, key_size=RSA_KEY_BITS)
+        return cls.of(rsa.generate_private_key(public_exponent=65537, key_size=RSA_KEY_BITS))
+
+    @classmethod
+    def from_pem(cls, pem: bytes) -> "SigningKey":
+        """The key of an unencrypted PKCS#8 PEM (:meth:`pem`); raises ValueError when it is
+        not an RSA private key."""
+        from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+        private_key = load_pem_private_key(pem, password=None)
+        if not isinstance(private_key, rsa.RSAPrivateKey):
+            raise ValueError("not an RSA private key")
+        return cls.of(private_key)
+
+    def pem(self) -> bytes:
+        """The private key as unencrypted PKCS#8 PEM (a secret: never log it)."""
+        from cryptography.hazmat.primitives import serialization
+
+        return self.private_key.private_bytes(serialization.Encoding.PEM,
+                                              serialization.PrivateFormat.PKCS8,
+                                              serialization.NoEncryption())
+
+    @classmethod
+    def of(cls, private_key: rsa.RSAPrivateKey) -> "SigningKey":
+        """The :class:`SigningKey` of an RSA private key (kid and JWKS entry computed)."""
         numbers = private_key.public_key().public_numbers()
         modulus, exponent = _base64url_uint(numbers.n), _base64url_uint(numbers.e)
         # RFC 7638: the thumbprint hashes the required members in lexicographic order.
@@ -84,9 +114,35 @@ class SigningKey:
 _process_key: SigningKey | None = None
 
 
+_process_pem: bytes | None = None
+_warned = False
+log = logging.getLogger("mockd.oidc.keys")
+
+
 def process_signing_key() -> SigningKey:
-    """The engine process's key, generated on first use and then kept."""
-    global _process_key
+    """The engine process's key, generated on first use and then kept; with a state store,
+    the namespace's key in Redis (see the module docstring: one ``GET`` per call, which is
+    made once per compile of an identity-provider mock)."""
+    global _process_key, _process_pem, _warned
+    from oidc.store import TokenStoreUnavailable, shared_tokens
+
+    shared = shared_tokens()
+    if shared is not None:
+        def candidate() -> bytes:
+            return (_process_key or SigningKey.generate()).pem()
+
+        try:
+            pem = shared.signing_key_pem(candidate)
+        except TokenStoreUnavailable as error:
+            if not _warned:
+                log.warning("%s; the identity provider signs with this engine's own key",
+                            error)
+                _warned = True
+        else:
+            _warned = False
+            if pem != _process_pem or _process_key is None:
+                _process_key, _process_pem = SigningKey.from_pem(pem), pem
+            return _process_key
     if _process_key is None:
         _process_key = SigningKey.generate()
     return _process_key

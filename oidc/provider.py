@@ -36,7 +36,8 @@ from oidc.errors import (AccessDeniedError, InvalidBearerTokenError, InvalidRequ
                      MethodNotAllowedError, MissingBearerTokenError, UnsupportedGrantTypeError,
                      UnsupportedResponseTypeError, error_body, normalize_error_body)
 from oidc.keys import SigningKey
-from oidc.store import TokenStore
+from oidc.store import (AUTHORIZATION_CODE_LIFETIME, TokenStore, TokenStoreUnavailable,
+                        shared_tokens)
 from oidc.tokens import JwtBearerToken, TokenIssuer
 from oidc.validator import IntrospectionValidator, MockRequestValidator, RevocationValidator
 
@@ -134,6 +135,11 @@ class IdentityProvider:
     """
 
     def __init__(self, mock_id: str, config: OAuthConfig, store: TokenStore, key: SigningKey):
+        shared = shared_tokens()
+        if shared is not None:  # a state store: codes and tokens live in Redis
+            store = shared.store_for(mock_id)
+            store.max_lifetime = max(config.token_expiry, config.refresh_expiry,
+                                     AUTHORIZATION_CODE_LIFETIME)
         self.mock_id = mock_id
         self.config = config
         self.store = store
@@ -200,16 +206,37 @@ class IdentityProvider:
     def handle(self, endpoint: Endpoint, request: MockRequest) -> EndpointResponse:
         """Answer ``request`` at ``endpoint``: 405 for other methods, else the handler's answer.
 
-        Errors raised as :class:`OAuth2Error` are rendered here; anything else propagates to
-        the caller, which logs it and answers 500 ``server_error``.
+        Errors raised as :class:`OAuth2Error` are rendered here; a state store that cannot
+        be reached answers 503 ``temporarily_unavailable`` naming it; anything else
+        propagates to the caller, which logs it and answers 500 ``server_error``.
         """
         if request.method not in endpoint.methods:
             return self._method_not_allowed(request, endpoint)
         handler: Callable[[MockRequest], EndpointResponse] = getattr(self, endpoint.handler)
+        store = self.store
+        if store.remote:
+            return self._handle_shared(handler, request)
         try:
             return handler(request)
         except OAuth2Error as error:
             return error_response(error)
+
+    def _handle_shared(self, handler: Callable[[MockRequest], EndpointResponse],
+                       request: MockRequest) -> EndpointResponse:
+        """``handler(request)`` on a Redis token store: the records it read are written back
+        when changed (:meth:`~oidc.store.RedisTokenStore.commit`)."""
+        store = self.store
+        store.begin()
+        try:
+            try:
+                response = handler(request)
+            except OAuth2Error as error:
+                response = error_response(error)
+            store.commit()
+            return response
+        except TokenStoreUnavailable as error:
+            store.begin()
+            return json_response(503, error_body("temporarily_unavailable", str(error)))
 
     def _method_not_allowed(self, request: MockRequest, endpoint: Endpoint) -> EndpointResponse:
         allowed = ", ".join(sorted(endpoint.methods))

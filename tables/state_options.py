@@ -10,7 +10,8 @@ server starts with one.
   ``RunOptions`` as ``state_store`` and ``state_namespace``.
 * :func:`check_url` names what is wrong with a URL (flag callback and config key alike).
 * :func:`install_state_store` connects once at start (``PING``) and puts the Redis store on
-  the engine (tables) and its template state (``sequence()`` counters); it raises :class:`StateStoreError` with one line naming the URL, password
+  the engine (tables), its template state (``sequence()`` counters) and the identity-provider
+  mocks of the process (codes, tokens, revocations, the signing key); it raises :class:`StateStoreError` with one line naming the URL, password
   redacted, which the runner turns into exit 2.
 """
 from __future__ import annotations
@@ -128,8 +129,8 @@ def state_store_run_options() -> dict[str, Any]:
 def install_state_store(engine: Any, url: str | None, namespace: str = DEFAULT_NAMESPACE,
                         source: str = "--state-store") -> None:
     """Put a Redis table store for ``url`` on ``engine`` and keep its ``sequence()``
-    counters there too (nothing when ``url`` is None), after one ``PING``; call before the
-    engine loads a config.
+    counters and identity-provider tokens there too (nothing when ``url`` is None), after
+    one ``PING``; call before the engine loads a config.
 
     Raises:
         StateStoreError: a bad URL (naming ``source``, the flag or the config key) or a
@@ -147,3 +148,6 @@ def install_state_store(engine: Any, url: str | None, namespace: str = DEFAULT_N
     except ConnectionError as error:
         raise StateStoreError(str(error)) from None
     engine.template_state.shared = RedisSequences(url, namespace)
+    from oidc.store import install_shared_tokens
+
+    install_shared_tokens(url, namespace, redacted_url(url))

@@ -417,8 +417,20 @@ class TableResolver:
             query = {name: [_text(value) if not isinstance(value, list) else
                             ",".join(_text(one) for one in value)]
                      for name, value in args.items() if value is not None}
-        result = self.store.execute(OperationRequest(action, self.table, item_id, body, query,
-                                                     None, self.operation))
+        request = OperationRequest(action, self.table, item_id, body, query, None,
+                                   self.operation)
+        store = self.store
+        if store.remote:  # a shared store (Redis): graphql-core awaits the coroutine
+            return self._answer_later(store, request, info)
+        return self._answer(store.execute(request), info)
+
+    async def _answer_later(self, store: Any, request: Any, info: Any) -> Any:
+        return self._answer(await store.execute_async(request), info)
+
+    def _answer(self, result: Any, info: Any) -> Any:
+        """The field's value from an operation result; raises :class:`GraphQLError` for a
+        table error."""
+        action = self.action
         if result.error is not None:
             error = result.error
             raise GraphQLError(error.message, extensions={"code": error.code,
@@ -534,7 +546,8 @@ def _delayed(seconds: float, produce: Callable[[], Any], run: RunContext) -> Any
     async def later() -> Any:
         await asyncio.sleep(seconds)
         run.restart_budget()
-        return produce()
+        value = produce()
+        return await value if _is_awaitable(value) else value  # a table on Redis
 
     return later()
 

@@ -284,7 +284,10 @@ async def _replies(call: _Call, answer: CompiledAnswer | None,
         await asyncio.sleep(answer.delay)
     context = method.context(request)
     if answer.table is not None:
-        yield _table_reply(call, answer, request)
+        store, operation = _table_operation(call, answer, request)
+        result = await store.execute_async(operation) if store.remote \
+            else store.execute(operation)
+        yield _table_reply(call, result)
         return
     for index, message in enumerate(answer.messages):
         if index and answer.stream_delay:
@@ -296,15 +299,21 @@ async def _replies(call: _Call, answer: CompiledAnswer | None,
         answer.error.raise_for(context)
 
 
-def _table_reply(call: _Call, answer: CompiledAnswer, request: MockRequest) -> bytes:
-    method = call.method
-    store = method.tables
+def _table_operation(call: _Call, answer: CompiledAnswer, request: MockRequest
+                     ) -> tuple[Any, Any]:
+    """``(table store, OperationRequest)`` of a table-bound answer; raises
+    :class:`CallError` UNAVAILABLE when the engine has no table store."""
+    store = call.method.tables
     if store is None:
         raise CallError(STATUS_CODES["UNAVAILABLE"], "tables are not loaded")
     action = answer.table
     document = request.json if isinstance(request.json, dict) else {}
-    result = store.execute(operation_request(action.action, action.table, action.operation,
-                                             document, store))
+    return store, operation_request(action.action, action.table, action.operation,
+                                    document, store)
+
+
+def _table_reply(call: _Call, result: Any) -> bytes:
+    method = call.method
     if result.error is not None:
         code, message = status_of(result.error)
         raise CallError(code, message)

@@ -607,12 +607,17 @@ async def write_table(store: Any, entry: CompiledTopic, request: Any) -> None:
         return
     if not isinstance(document, dict):
         return
+    if action == "update" and document.get("id") not in (None, ""):
+        operation = OperationRequest("update", resource, id=str(document["id"]), body=document)
+    else:
+        operation = OperationRequest("create", resource, body=document)
     try:
-        if action == "update" and document.get("id") not in (None, ""):
-            store.execute(OperationRequest("update", resource, id=str(document["id"]),
-                                           body=document))
-        else:
-            store.execute(OperationRequest("create", resource, body=document))
+        result = await store.execute_async(operation) if store.remote \
+            else store.execute(operation)
     except TableError as error:
+        result = None
         logger.warning("MQTT payload on %s not written to %s: %s", request.path, resource,
                        error.message)
+    if result is not None and result.error is not None:
+        logger.warning("MQTT payload on %s not written to %s: %s", request.path, resource,
+                       result.error.message)

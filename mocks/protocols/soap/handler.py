@@ -368,10 +368,14 @@ class SoapEndpoint:
                           answer.fault_detail.render(context) if answer.fault_detail else None)
             return await self._send_fault(send, fault, version, details)
         if operation.stateful_action is not None:
-            result = self.tables.execute(operation_request(
-                operation.stateful_action, operation.stateful_resource,
-                operation.custom_operation, _operation_data(request, operation), self.tables)) \
-                if self.tables is not None else None
+            tables = self.tables
+            result = None
+            if tables is not None:
+                table_request = operation_request(
+                    operation.stateful_action, operation.stateful_resource,
+                    operation.custom_operation, _operation_data(request, operation), tables)
+                result = await tables.execute_async(table_request) if tables.remote \
+                    else tables.execute(table_request)
             if result is None:
                 return await self._send_fault(send, Fault(
                     "soap:Server", "no table store: stateful operations need a running "
