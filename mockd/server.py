@@ -415,8 +415,7 @@ class MockServer:
     async def _serve(self, ready: concurrent.futures.Future[int]) -> None:
         import uvicorn
 
-        from mockd_project.engine_start import (StartupFailure, bind_socket,
-                                                lazy_websocket_protocol)
+        from mockd_project.engine_start import bind_socket, lazy_websocket_protocol
         from mocks.core.errors import ConfigError
         from mocks.core.responses import FileRoots
         from mocks.engine.control import EngineControl
@@ -442,10 +441,7 @@ class MockServer:
             chaos = startup_chaos(file_chaos, None)
             if chaos is not None:
                 control.install_chaos(chaos)
-        try:
-            sock = bind_socket(self.host, self._requested_port, "mock server")
-        except StartupFailure as error:
-            raise ServerStartError(error.message) from None
+        sock = bind_socket(self.host, self._requested_port, "mock server", error=ServerStartError)
         # The WebSocket library is imported on the first upgrade, not at start.
         from mockd_project.bounded_http import bounded_head, bounded_httptools
 
