@@ -43,9 +43,10 @@ operation after the connection error (or after its ``NOSCRIPT`` answer).
 
 Failures: a connection or timeout error answers :class:`StateStoreUnavailable` (503
 ``state_store_unavailable``); redis-py drops the broken connection, so the next request
-reconnects by itself. The sync :meth:`execute` (protocol adapters other than HTTP and the
-admin side: SOAP, GraphQL, gRPC, MQTT) answers the same 503: only the async path reaches
-Redis.
+reconnects by itself. Every table caller of the engine awaits :meth:`execute_async` when
+``remote`` is true (HTTP bindings, custom operations, the SOAP, GraphQL, gRPC and MQTT
+handlers, the admin side); the sync :meth:`execute` is left for a caller that cannot await
+and answers 503: only the async path reaches Redis.
 
 Source: issue #32 item 2 (shared state store); SPEC "Table", "Persistence and run modes".
 """
@@ -482,14 +483,13 @@ class RedisTableStore(TableStore):
 
     # ------------------------------------------------------------------ the entry points
     def execute(self, request: OperationRequest) -> OperationResult:
-        """The sync entry point of adapters that cannot await: answers 503 (use
-        :meth:`execute_async`)."""
+        """The sync entry point, for a caller that cannot await: answers 503 (callers check
+        ``remote`` and use :meth:`execute_async`)."""
         table = self.tables.get(request.table)
         return OperationResult(request.action, table.definition if table else None,
                                error=StateStoreUnavailable(
-                                   "this protocol cannot use the Redis state store yet; "
-                                   "serve its tables from HTTP mocks or run without "
-                                   "--state-store"))
+                                   "this caller cannot use the Redis state store (it "
+                                   "does not await); run without --state-store"))
 
     async def execute_async(self, request: OperationRequest) -> OperationResult:
         """Run one operation on Redis with the in-memory store's behaviour; never raises for
