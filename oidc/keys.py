@@ -133,15 +133,17 @@ def process_signing_key() -> SigningKey:
 
         try:
             pem = shared.signing_key_pem(candidate)
-        except TokenStoreUnavailable as error:
-            if not _warned:
+            if pem != _process_pem or _process_key is None:
+                _process_key, _process_pem = SigningKey.from_pem(pem), pem
+        except (TokenStoreUnavailable, ValueError, TypeError) as error:
+            if not _warned:  # the message names the URL (redacted) or the kind of problem
+                problem = error if isinstance(error, TokenStoreUnavailable) else \
+                    f"the signing key in {shared.key_name} is not an RSA private key"
                 log.warning("%s; the identity provider signs with this engine's own key",
-                            error)
+                            problem)
                 _warned = True
         else:
             _warned = False
-            if pem != _process_pem or _process_key is None:
-                _process_key, _process_pem = SigningKey.from_pem(pem), pem
             return _process_key
     if _process_key is None:
         _process_key = SigningKey.generate()

@@ -28,11 +28,12 @@ DOWN = "redis://:hunter2@127.0.0.1:1/0"  # nothing listens on port 1
 def shared(redis_server):  # noqa: F811
     """The shared token state on an emptied Redis; the process key is restored after."""
     redis_server.flush()
-    saved = oidc.keys._process_key, oidc.keys._process_pem
+    saved = oidc.keys._process_key, oidc.keys._process_pem, oidc.keys._warned
+    oidc.keys._warned = False
     install_shared_tokens(redis_server.url, "unit", redis_server.url)
     yield shared_tokens()
     uninstall_shared_tokens()
-    oidc.keys._process_key, oidc.keys._process_pem = saved
+    oidc.keys._process_key, oidc.keys._process_pem, oidc.keys._warned = saved
 
 
 def provider(**overrides) -> IdentityProvider:
@@ -114,3 +115,10 @@ def test_redis_down_answers_503_and_signs_with_the_engines_own_key(caplog):
     finally:
         uninstall_shared_tokens()
         oidc.keys._process_key, oidc.keys._process_pem, oidc.keys._warned = saved
+
+
+def test_a_stored_value_that_is_no_key_leaves_the_engine_its_own(shared, caplog):
+    shared.client.set(shared.key_name, b"not a key")
+    with caplog.at_level(logging.WARNING):
+        key = process_signing_key()
+    assert isinstance(key, SigningKey) and "not an RSA private key" in caplog.text
