@@ -291,3 +291,46 @@ def test_an_authorization_code_is_single_use_across_engines(engines):
     assert reused.status_code == 400 and "already used" in reused.json()["error_description"]
     # Reuse revokes what the code gave (RFC 6749 §4.1.2), on every engine.
     assert _introspect(b, first.json()["access_token"]) == {"active": False}
+
+
+# ---------------------------------------------------------------- Redis away (last: it empties Redis)
+
+
+def test_redis_away_each_protocol_answers_its_own_error_then_recovers(engines, redis_server):  # noqa: F811
+    grpc = pytest.importorskip("grpc")
+    a, b = engines
+    redis_server.kill()
+    try:
+        with a.client() as client:
+            fault = client.post("/soap/users", headers={
+                "content-type": "text/xml; charset=utf-8",
+                "soapaction": f'"{SOAP_NS}/CreateUser"'}, content=(
+                f'<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/">'
+                f'<soap:Body><CreateUser xmlns="{SOAP_NS}"><name>x</name><email>y</email>'
+                f'</CreateUser></soap:Body></soap:Envelope>'))
+            assert fault.status_code == 500
+            assert b"<code>STATE_STORE_UNAVAILABLE</code>" in fault.content
+            answer = client.post("/graphql", json={"query": "{ users { id } }"}).json()
+            assert answer["errors"][0]["extensions"] == {"code": "STATE_STORE_UNAVAILABLE",
+                                                         "status": 503}
+            token = client.post("/auth/token", auth=WEB_APP,
+                                data={"grant_type": "client_credentials"})
+            assert token.status_code == 503
+            assert token.json()["error"] == "temporarily_unavailable"
+            assert redis_server.url in token.json()["error_description"]
+        with grpc.insecure_channel(f"127.0.0.1:{a.grpc_port}") as channel:
+            with pytest.raises(grpc.RpcError) as raised:
+                channel.unary_unary("/demo.v1.Users/CreateUser")(b"", timeout=TIMEOUT)
+        assert "not reachable" in raised.value.details()
+    finally:
+        redis_server.start()
+    with b.client() as client:  # the next request reconnects, to an empty Redis (seeded)
+        deadline = time.monotonic() + TIMEOUT
+        while (listed := client.get("/users")).status_code != 200 \
+                and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert listed.status_code == 200 and listed.json()["data"] == []
+        token = client.post("/auth/token", auth=WEB_APP,
+                            data={"grant_type": "client_credentials"})
+        assert token.status_code == 200
+        assert _introspect(b, token.json()["access_token"])["active"] is True
