@@ -32,7 +32,7 @@ ISSUER = "http://idp.mock.test/auth"  # what a load balancer in front of both wo
 TIMEOUT = 10
 SOAP_NS = "urn:example:users"
 SDL = ("type User { id: ID name: String email: String }\n"
-       "type Query { users: [User] }\n"
+       "type Query { users: [User] slowUsers: [User] }\n"
        "type Mutation { createUser(name: String!, email: String!): User }")
 
 
@@ -53,7 +53,9 @@ def engine_a_config(grpc_port: int, mqtt_port: int) -> dict:
             {"id": "users-graphql", "type": "graphql", "graphql": {
                 "path": "/graphql", "schema": SDL,
                 "resolvers": {"Mutation.createUser": {"table": "users", "action": "create"},
-                              "Query.users": {"table": "users", "action": "list"}}}},
+                              "Query.users": {"table": "users", "action": "list"},
+                              "Query.slowUsers": {"table": "users", "action": "list",
+                                                  "delay": "10ms"}}}},
             {"id": "users-grpc", "type": "grpc", "grpc": {
                 "port": grpc_port, "protoFile": "users.proto",
                 "services": {"demo.v1.Users": {"methods": {
@@ -152,8 +154,9 @@ def test_graphql_create_and_list_go_through_redis(engines, redis_client):
                      "{ id name } }"}).json()
         assert "errors" not in created, created
         made = created["data"]["createUser"]
-        listed = client.post("/graphql", json={"query": "{ users { id name } }"}).json()
-    assert made in listed["data"]["users"]
+        listed = client.post("/graphql", json={
+            "query": "{ users { id name } slowUsers { id name } }"}).json()
+    assert made in listed["data"]["users"] and made in listed["data"]["slowUsers"]
     assert users_by_name(b)["Graph Gail"]["id"] == made["id"]
     assert stored_users(redis_client)[made["id"]]["email"] == "gail@example.com"
 
