@@ -247,6 +247,21 @@ class EngineSet:
                 logger.exception("engine health check failed")
 
 
+#: Attributes an ``EngineControl`` sets on itself (the class has the others).
+_ENGINE_ATTRIBUTES = frozenset({"engine", "request_log", "config_version"})
+
+
+class NoEngine(AdminError, AttributeError):
+    """503 ``no_engine``: the admin runs with ``--engines-only`` and the route needs an
+    engine of its own (behavior notes §1 "Errors"). An AttributeError too, so that
+    ``getattr(control, "engine", None)`` stays None on such an admin."""
+
+    def __init__(self) -> None:
+        super().__init__(503, "no_engine", "No engine connected: this admin runs with "
+                                           "--engines-only and this route needs an engine "
+                                           "of its own")
+
+
 def _newest_first(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(entries, key=lambda entry: entry.get("timestamp") or "", reverse=True)
 
@@ -262,9 +277,12 @@ class FanOutControl:
             together (``--workers N`` without a shared state store) is refused with
             :class:`ConfigError` naming the fix, before any engine takes it.
 
-    Every attribute not defined here is the local control's; without one, a method of
-    ``EngineControl`` raises :class:`AdminError` 503 ``no_engine`` when called, and other
-    names raise AttributeError (so ``hasattr(control, "engine")`` is False).
+    Every attribute not defined here is the local control's. Without one (``--engines-only``)
+    a method of ``EngineControl`` raises :class:`NoEngine` (503 ``no_engine``) when called;
+    reading its engine or another attribute an ``EngineControl`` has (``engine``,
+    ``table_store``, ``request_log``) raises :class:`NoEngine` at once, which is an
+    AttributeError too (so ``hasattr(control, "engine")`` is False and an admin route that
+    reaches the engine answers 503, not 500); other names raise AttributeError.
     """
 
     def __init__(self, local: Any, engines: EngineSet,
@@ -281,13 +299,13 @@ class FanOutControl:
         local = self.__dict__.get("local")
         if local is not None:
             return getattr(local, name)
+        # --engines-only: a route that needs the admin's own engine answers 503.
         if callable(getattr(EngineControl, name, None)):
-            # --engines-only: a route that needs the admin's own engine answers 503.
             def unavailable(*args: Any, **kwargs: Any) -> Any:
-                raise AdminError(503, "no_engine", "No engine connected: this admin runs "
-                                                   "with --engines-only and this route "
-                                                   "needs an engine of its own")
+                raise NoEngine()
             return unavailable
+        if name in _ENGINE_ATTRIBUTES or hasattr(EngineControl, name):
+            raise NoEngine()
         raise AttributeError(name)
 
     # ------------------------------------------------------------------ config

@@ -185,3 +185,16 @@ def test_registration_needs_the_admin_key_and_a_valid_url(fleet):
         # Routes on one engine's runtime objects need an engine of the admin's own.
         scenarios = client.get("/scenarios")
         assert scenarios.status_code == 503 and scenarios.json()["error"] == "no_engine"
+
+
+@pytest.mark.parametrize("method, path", [
+    ("GET", "/grpc"), ("GET", "/grpc/connections"), ("GET", "/mqtt-connections/stats"),
+    ("GET", "/soap-recordings"), ("PUT", "/state/resources/users/items/1")])
+def test_routes_on_the_admins_own_engine_answer_503_no_engine(fleet, method, path):
+    """gRPC, MQTT, SOAP and table routes reach the admin's own engine: without one they
+    answer 503 no_engine like the others, never a 500."""
+    with fleet.client() as client:
+        answer = client.request(method, path, json={"name": "x"} if method == "PUT" else None)
+    assert answer.status_code == 503, answer.text
+    assert answer.json()["error"] == "no_engine" and "--engines-only" in \
+        answer.json()["message"]

@@ -119,3 +119,24 @@ def test_a_request_filter_becomes_the_same_query_for_a_remote_engine():
                      "hasError": "false", "unmatchedOnly": "true", "mqttTopic": "t"}
     assert parse_request_filter({key: str(value) for key, value in query.items()}).status \
         == 404
+
+
+def test_without_an_engine_of_its_own_the_admin_answers_503_not_attribute_errors():
+    from mocks.control.errors import AdminError
+
+    control = FanOutControl(None, EngineSet())
+    assert getattr(control, "engine", None) is None  # the runner's test stays as it was
+    for read in (lambda: control.engine, lambda: control.table_store,
+                 lambda: control.scenarios()):
+        try:
+            read()
+        except AdminError as error:
+            assert (error.status, error.code) == (503, "no_engine")
+        else:
+            raise AssertionError("no 503")
+    try:
+        control.no_such_name
+    except AdminError:
+        raise AssertionError("an unknown name is no engine route") from None
+    except AttributeError:
+        pass
