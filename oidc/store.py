@@ -19,7 +19,7 @@ codes and refresh tokens are secrets, so their keys hold the SHA-256 of the valu
     N:oidc:M:grant:<grant id>   "1" once the grant is revoked, TTL the longest lifetime
 
 oauthlib calls the store synchronously, so the Redis store makes short blocking round trips
-(one to three per endpoint call, about a tenth of a millisecond each on a nearby Redis) on a
+(one to four per endpoint call, about a tenth of a millisecond each on a nearby Redis) on a
 sync client with bounded timeouts. The records one endpoint call reads are kept for that call
 (:meth:`RedisTokenStore.begin` / :meth:`RedisTokenStore.commit`), so a record changed in place
 (a code marked used, a token revoked) is written back once when the call ends. While Redis

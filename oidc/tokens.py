@@ -106,8 +106,9 @@ class TokenIssuer:
             expires_at=claims["exp"], grant_id=grant_id))
         refresh_token = token.get("refresh_token")
         # A refresh grant answers with the same refresh token (no rotation): keep its record,
-        # and so its original scopes and expiry.
-        if refresh_token and refresh_token not in self.store.refresh_tokens:
+        # and so its original scopes and expiry (no lookup: a shared store would pay a round
+        # trip for it).
+        if refresh_token and refresh_token != getattr(request, "refresh_token", None):
             self.store.add_refresh_token(refresh_token, TokenRecord(
                 kind="refresh_token", client_id=request.client_id, subject=claims["sub"],
                 username=username, scopes=scopes, issued_at=claims["iat"],

@@ -11,8 +11,9 @@ server starts with one.
 * :func:`check_url` names what is wrong with a URL (flag callback and config key alike).
 * :func:`install_state_store` connects once at start (``PING``) and puts the Redis store on
   the engine (tables), its template state (``sequence()`` counters) and the identity-provider
-  mocks of the process (codes, tokens, revocations, the signing key); it raises :class:`StateStoreError` with one line naming the URL, password
-  redacted, which the runner turns into exit 2.
+  mocks of the process (codes, tokens, revocations, the signing key); it raises
+  :class:`StateStoreError` with one line naming the URL, password redacted, which the runner
+  turns into exit 2.
 """
 from __future__ import annotations
 

@@ -296,10 +296,11 @@ def test_an_authorization_code_is_single_use_across_engines(engines):
     assert _introspect(b, first.json()["access_token"]) == {"active": False}
 
 
-# ---------------------------------------------------------------- Redis away (last: it empties Redis)
+# ---------------------------------------------------------------- Redis away (last: empties it)
 
 
-def test_redis_away_each_protocol_answers_its_own_error_then_recovers(engines, redis_server):  # noqa: F811
+def test_redis_away_each_protocol_answers_its_own_error_then_recovers(
+        engines, redis_server):  # noqa: F811
     grpc = pytest.importorskip("grpc")
     a, b = engines
     redis_server.kill()
