@@ -44,7 +44,7 @@ class ImportEntry(BaseModel):
             win over the collection's own variables).
     """
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
     path: str | None = None
     url: str | None = None
@@ -71,7 +71,11 @@ class ImportEntry(BaseModel):
 
 class MockFields(Strict):
     """The fields every mock has, whatever its type (SPEC "Mock"); the protocol blocks are
-    added from the handlers' config models to make :class:`Mock`."""
+    added from the handlers' config models to make :class:`Mock`. Built on first validation
+    (``defer_build``), as every model of this module: importing it builds nothing, and the
+    first config validated builds :class:`ConfigFile` once with its parts inside."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str = ""
     type: Literal[MOCK_TYPES] = "http"  # type: ignore[valid-type]
@@ -202,7 +206,7 @@ class RecordingConfig(Strict):
 class ConfigFile(Strict):
     """The whole config file (SPEC "Configuration file")."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
     version: str = "1.0"
     kind: str | None = None

@@ -8,13 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from mocks.config import ConfigFile
 from mocks.core.environment import expand_environment
 from mocks.core.errors import ConfigError, format_location, validation_issues
-from mocks.core.yamldoc import DocumentTooLarge, safe_load_bounded
 
 
 def _pydantic_error(error: ValidationError, prefix: str = "") -> ConfigError:
@@ -27,8 +25,13 @@ def parse_config_text(text: str, source: str = "<config>") -> Any:
 
     Raises :class:`ConfigError` with the line and column of a syntax error, or when the
     document is an alias bomb, refers to itself or nests too deeply
-    (:func:`mocks.core.yamldoc.safe_load_bounded`).
+    (:func:`mocks.core.yamldoc.safe_load_bounded`). PyYAML is imported here, on the first
+    text parsed: validating an already parsed config (:func:`validate_config`) needs none.
     """
+    import yaml
+
+    from mocks.core.yamldoc import DocumentTooLarge, safe_load_bounded
+
     try:
         data = safe_load_bounded(expand_environment(text))
     except DocumentTooLarge as error:

@@ -52,8 +52,12 @@ class LazyModel:
     def _json_schema(self, schema: Any, handler: Any) -> Any:
         # Through the generator's own entry, so the model lands in $defs and is referenced,
         # as a model field's schema is.
+        # A model declared with ``defer_build`` is built here first.
         generator = handler.generate_json_schema
-        return generator.generate_inner(self.model().__pydantic_core_schema__)
+        model = self.model()
+        if not model.__pydantic_complete__:
+            model.model_rebuild()
+        return generator.generate_inner(model.__pydantic_core_schema__)
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
         return core_schema.with_info_plain_validator_function(

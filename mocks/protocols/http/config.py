@@ -9,17 +9,25 @@ import base64
 import binascii
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
+from mocks.core.lazymodel import LazyModel, untitled_json_schema
 from mocks.core.request import CLIENT_CERT_FIELDS
 from mocks.core.schema import Strict, scalar_text
-from mocks.protocols.streaming.config import ChunkedConfig, SseConfig, check_stream_placement
-from tables.config import FieldRule, StatefulBinding
+from tables.rules import FieldRule
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 
 
-class JsonPathExists(Strict):
+class _Block(Strict):
+    """:class:`Strict`, built on its first validation (``defer_build``): importing this module
+    builds no model, and the first ``http`` block validated builds :class:`HttpMock` once,
+    its matcher and response models inside it."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class JsonPathExists(_Block):
     """``{exists: true|false}`` as a ``bodyJsonPath`` value."""
 
     exists: bool
@@ -48,7 +56,7 @@ def _one_operator(model: Any, operators: tuple[str, ...]) -> str:
     return given[0]
 
 
-class ValueMatch(Strict):
+class ValueMatch(_Block):
     """A header or query-parameter value given as an object instead of text.
 
     Exactly one of ``equalTo`` (the whole value), ``contains`` (a substring), ``matches``
@@ -88,7 +96,7 @@ class ValueMatch(Strict):
         return self
 
 
-class BodyMatch(Strict):
+class BodyMatch(_Block):
     """One entry of ``matcher.bodyMatchers``; every entry must hold.
 
     Exactly one of: ``equalTo`` (the whole body), ``contains``, ``matches`` / ``doesNotMatch``
@@ -150,7 +158,7 @@ TextOrValueMatch = Annotated[Union[Annotated[str, Tag("tagged-union[text]")],
                              Discriminator(_text_or_object)]
 
 
-class Matcher(Strict):
+class Matcher(_Block):
     """SPEC "Matcher": every field present becomes one condition; all must hold.
 
     ``headers`` and ``queryParams`` values are text (headers: exact, ``prefix*``, ``*suffix``,
@@ -211,7 +219,7 @@ class Matcher(Strict):
         return value
 
 
-class Response(Strict):
+class Response(_Block):
     """SPEC "Response": a static or templated answer.
 
     At most one of ``body`` (text or JSON; templates allowed), ``bodyFile`` (a file read as
@@ -280,7 +288,7 @@ def decode_base64_body(text: str) -> bytes:
                          "with '=' padding at the end") from None
 
 
-class RequestValidation(Strict):
+class RequestValidation(_Block):
     """``http.validation``: rules the request must satisfy before the mock answers (behavior
     notes §7). Rule keys and formats are those of table validation (:class:`FieldRule`).
 
@@ -313,7 +321,7 @@ class RequestValidation(Strict):
 SCENARIO_STARTED = "Started"
 
 
-class Scenario(Strict):
+class Scenario(_Block):
     """``http.scenario``: this mock takes part in a stateful flow.
 
     Attributes:
@@ -332,8 +340,45 @@ class Scenario(Strict):
     new_state: str | None = Field(None, alias="newState", min_length=1)
 
 
-class HttpMock(Strict):
-    """SPEC "HTTP mock" (``http`` key of a mock)."""
+#: The keys of an ``http`` block that each decide the answer (behavior notes §9 "Placement").
+ANSWER_KEYS = (("response", "response"), ("sse", "sse"), ("chunked", "chunked"),
+               ("stateful_operation", "statefulOperation"),
+               ("stateful_binding", "statefulBinding"))
+
+
+def check_stream_placement(http: Any) -> None:
+    """Raise ``ValueError`` when ``sse`` or ``chunked`` sits beside another answer key.
+
+    Behavior notes §9: ``sse`` and ``chunked`` go beside ``matcher`` *instead of* ``response``,
+    and exactly one of ``response``, ``sse``, ``chunked``, ``statefulOperation``,
+    ``statefulBinding`` is given. Only the streaming keys are checked here: ``response`` next
+    to ``statefulBinding`` is the table feature's documented combination (status and headers
+    of a bound mock), and a mock with no answer key answers an empty 200.
+    """
+    streaming = [alias for attribute, alias in ANSWER_KEYS[1:3]
+                 if getattr(http, attribute, None) is not None]
+    if not streaming:
+        return
+    others = [alias for attribute, alias in ANSWER_KEYS
+              if alias not in streaming[:1] and getattr(http, attribute, None) is not None]
+    if others:
+        raise ValueError(f"{streaming[0]} replaces the mock's answer: give exactly one of "
+                         f"response, sse, chunked, statefulOperation, statefulBinding "
+                         f"(also got {', '.join(others)})")
+
+
+#: The keys of :class:`HttpMock` typed through :class:`LazyModel` (untitled in the schema).
+LAZY_KEYS = ("sse", "chunked", "statefulBinding")
+
+
+class HttpMock(_Block):
+    """SPEC "HTTP mock" (``http`` key of a mock).
+
+    ``sse`` and ``chunked`` hold a :class:`~mocks.protocols.streaming.config.SseConfig` and a
+    :class:`~mocks.protocols.streaming.config.ChunkedConfig`, ``statefulBinding`` a
+    :class:`tables.config.StatefulBinding`: their modules are imported when such a block is
+    first validated.
+    """
 
     priority: int = Field(0, ge=0)
     matcher: Matcher
@@ -343,16 +388,24 @@ class HttpMock(Strict):
     #: instead of one ``response``; see :mod:`mocks.protocols.http.sequence`.
     responses: list[Response] | None = Field(None, min_length=1)
     response_mode: Literal["sequential", "random"] | None = Field(None, alias="responseMode")
-    sse: SseConfig | None = None
-    chunked: ChunkedConfig | None = None
+    # Typed by their models through LazyModel: the streaming and table schemas are imported
+    # and built only for a config that has one of these keys.
+    sse: Annotated[Any, LazyModel("mocks.protocols.streaming.config:SseConfig")] | None = None
+    chunked: Annotated[Any, LazyModel("mocks.protocols.streaming.config:ChunkedConfig")] | None \
+        = None
     stateful_operation: str | None = Field(None, alias="statefulOperation")
-    stateful_binding: StatefulBinding | None = Field(None, alias="statefulBinding")
+    stateful_binding: Annotated[Any, LazyModel("tables.config:StatefulBinding")] | None = \
+        Field(None, alias="statefulBinding")
     credential_query_params: list[str] = Field([], alias="credentialQueryParams")  # never list filters
     #: Query parameters the imported API operation declares (OpenAPI ``parameters`` with
     #: ``in: query``): a table-bound ``list`` filters on one only when some item of the table
     #: has that field (docs/tables.md "List queries").
     declared_query_params: list[str] = Field([], alias="declaredQueryParams")
     validation: RequestValidation | None = None
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        return untitled_json_schema(handler(core_schema), handler, LAZY_KEYS)
 
     @model_validator(mode="after")
     def _stream_replaces_response(self) -> "HttpMock":

@@ -1,7 +1,9 @@
 """Config schema of streaming mocks: the ``http.sse`` and ``http.chunked`` blocks.
 
-Pydantic models only (no engine imports), so :mod:`mocks.config` can use them without an
-import cycle. Keys stay camelCase through aliases. Units follow the SPEC and are named in
+Pydantic models only (no engine imports). :class:`~mocks.protocols.http.config.HttpMock`
+names :class:`SseConfig` and :class:`ChunkedConfig` by import string
+(:class:`~mocks.core.lazymodel.LazyModel`), so an HTTP config without streams never imports
+this module. Keys stay camelCase through aliases. Units follow the SPEC and are named in
 every field: delays are **milliseconds**, lifecycle intervals and timeouts are **seconds**.
 
 Source: SPEC "SSE config (``http.sse``)", "Chunked config", "HTTP mock"; behavior notes §9
@@ -27,10 +29,12 @@ class _Strict(BaseModel):
     """Unknown keys are errors; camelCase aliases and snake_case names are both accepted.
 
     (The same rules as :class:`mocks.config.Strict`, repeated here because that module
-    imports this one.)
+    imports this one.) Each model is built on its first validation (``defer_build``): the
+    engine imports this module for its defaults, and a config without ``sse`` or ``chunked``
+    never builds these models.
     """
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 class SseEventConfig(_Strict):
@@ -248,30 +252,3 @@ class ChunkedConfig(_Strict):
     def is_ndjson(self) -> bool:
         """True for ``format: ndjson``, or ``ndjsonItems`` without a ``format``."""
         return self.format == "ndjson" or (self.format is None and self.ndjson_items is not None)
-
-
-#: The keys of an ``http`` block that each decide the answer (behavior notes §9 "Placement").
-ANSWER_KEYS = (("response", "response"), ("sse", "sse"), ("chunked", "chunked"),
-               ("stateful_operation", "statefulOperation"),
-               ("stateful_binding", "statefulBinding"))
-
-
-def check_stream_placement(http: Any) -> None:
-    """Raise ``ValueError`` when ``sse`` or ``chunked`` sits beside another answer key.
-
-    Behavior notes §9: ``sse`` and ``chunked`` go beside ``matcher`` *instead of* ``response``,
-    and exactly one of ``response``, ``sse``, ``chunked``, ``statefulOperation``,
-    ``statefulBinding`` is given. Only the streaming keys are checked here: ``response`` next
-    to ``statefulBinding`` is the table feature's documented combination (status and headers
-    of a bound mock), and a mock with no answer key answers an empty 200.
-    """
-    streaming = [alias for attribute, alias in ANSWER_KEYS[1:3]
-                 if getattr(http, attribute, None) is not None]
-    if not streaming:
-        return
-    others = [alias for attribute, alias in ANSWER_KEYS
-              if alias not in streaming[:1] and getattr(http, attribute, None) is not None]
-    if others:
-        raise ValueError(f"{streaming[0]} replaces the mock's answer: give exactly one of "
-                         f"response, sse, chunked, statefulOperation, statefulBinding "
-                         f"(also got {', '.join(others)})")
