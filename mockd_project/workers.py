@@ -407,12 +407,16 @@ def spawn(options: Any, data_sock: socket.socket | None, token: Any,
 
 
 def finish(options: Any, local: Any, supervisor: Supervisor | None) -> None:
-    """Once the config is live (full mode: the stored definitions loaded): refuse it when
-    it needs a shared state store (exit 2), wait for every child (exit 1 when one fails)
-    and, in full mode, register them with the admin and push them the config. Stops the
-    children before raising ``StartupFailure``."""
+    """Once the config is live (full mode: the stored definitions loaded): in a child, keep
+    its engine from starting listeners with a port of their own (gRPC, MQTT: worker 0
+    serves them); in the parent, refuse the config when it needs a shared state store
+    (exit 2), wait for every child (exit 1 when one fails) and, in full mode, register them
+    with the admin and push them the config. Stops the children before raising
+    ``StartupFailure``."""
     from mockd_project.runtime import runtime
 
+    if worker_index():  # workers 1..N-1: the ports of gRPC and MQTT mocks are worker 0's
+        local.engine.listeners.own_ports = False
     if supervisor is None:
         return
     try:

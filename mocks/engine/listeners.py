@@ -9,6 +9,11 @@ stops the ones that are gone or changed, and starts the new ones.
 Source: ARCHITECTURE "Protocol handlers" ("the runner starts services in the engine's event
 loop, restarts one only when its compiled definition changes, and stops them on shutdown").
 
+Under ``mockd start|engine --workers N`` only worker 0 (the admin's own engine, or the
+parent ``mockd engine``) starts these listeners: each has a port of its own, which one
+process must serve alone. The other workers set :attr:`ListenerSupervisor.own_ports` to
+False and skip them quietly (docs/scale.md "Workers on one machine").
+
 Concurrency: every method runs on the engine's event loop; reconciliations are serialised by
 one lock so that two quick config changes cannot start the same port twice.
 """
@@ -29,9 +34,12 @@ class ListenerSupervisor:
     Attributes:
         running: ``name -> service`` of the listeners serving now.
         failures: ``name -> reason`` of listeners that failed to start at the last attempt.
+        own_ports: False in workers 1..N-1 of ``--workers N``: no listener starts here
+            (worker 0 serves every port of its own); True otherwise.
     """
 
     def __init__(self) -> None:
+        self.own_ports = True
         self.running: dict[str, ListenerService] = {}
         self.failures: dict[str, str] = {}
         self._lock: asyncio.Lock | None = None
@@ -46,8 +54,11 @@ class ListenerSupervisor:
         """Make the running listeners those of ``wanted`` (``name -> service``).
 
         A listener that fails to start (its port is taken, say) is logged and recorded in
-        :attr:`failures`; the others still start. Never raises for a service's error.
+        :attr:`failures`; the others still start. Never raises for a service's error. With
+        :attr:`own_ports` False nothing starts (and anything running stops).
         """
+        if not self.own_ports:
+            wanted = {}
         async with self._serialised():
             for name, service in list(self.running.items()):
                 replacement = wanted.get(name)

@@ -14,6 +14,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import time
 from pathlib import Path
 
@@ -93,6 +94,26 @@ def test_a_mock_added_through_the_admin_is_served_by_both(server, admin):
                for row in listed["engines"])
     metrics = admin.get("/metrics", params={"name[]": "mockd_match_hits_total"}).text
     assert f'mockd_match_hits_total{{mock_id="added"}} {SPREAD}.0' in metrics
+
+
+def test_only_worker_0_serves_the_port_of_an_mqtt_mock(server, admin):
+    port = free_port()
+    created = admin.post("/mocks", json={"id": "broker", "type": "mqtt",
+                                         "mqtt": {"port": port}})
+    assert created.status_code == 201, created.text
+    deadline = time.monotonic() + 20
+    while not any(row["port"] == port and row["running"]
+                  for row in admin.get("/mqtt").json()["brokers"]):
+        assert time.monotonic() < deadline, "the broker of worker 0 never ran"
+        time.sleep(0.05)
+    # One more push: worker 1 has reconciled its listeners for the broker by then.
+    assert admin.post("/mocks", json=http_mock("after-broker", "GET", "/after")) \
+        .status_code == 201
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    log = server.log()
+    assert "failed to start" not in log and "already in use" not in log, log
+    for mock_id in ("broker", "after-broker"):
+        assert admin.delete(f"/mocks/{mock_id}").status_code == 204
 
 
 def test_a_table_without_a_shared_store_is_refused(server, admin, tmp_path):
