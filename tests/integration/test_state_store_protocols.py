@@ -325,6 +325,7 @@ def test_redis_away_each_protocol_answers_its_own_error_then_recovers(
         with grpc.insecure_channel(f"127.0.0.1:{a.grpc_port}") as channel:
             with pytest.raises(grpc.RpcError) as raised:
                 channel.unary_unary("/demo.v1.Users/CreateUser")(b"", timeout=TIMEOUT)
+        assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
         assert "not reachable" in raised.value.details()
     finally:
         redis_server.start()

@@ -35,7 +35,7 @@ from mocks.protocols.grpc.config import STATUS_CODES
 #: Table error HTTP status -> gRPC status name.
 _STATUS_OF_HTTP = {404: "NOT_FOUND", 409: "ALREADY_EXISTS", 400: "INVALID_ARGUMENT",
                    413: "INVALID_ARGUMENT", 422: "INVALID_ARGUMENT", 507: "RESOURCE_EXHAUSTED",
-                   403: "PERMISSION_DENIED"}
+                   403: "PERMISSION_DENIED", 503: "UNAVAILABLE"}
 _FIGURES = ("total", "count", "limit", "offset")
 
 
