@@ -90,9 +90,17 @@ ENGINE_START = (
 @pytest.fixture(scope="module")
 def engine_start_modules() -> list[str]:
     """The modules loaded once :data:`ENGINE_START` has run and the engine-control port has
-    answered one request of the HTTP side (``/status``); one subprocess for the module."""
+    answered one request of the HTTP side (``/status``); one subprocess for the module. Also
+    ``built:<module>.<Model>`` for each pydantic model of :data:`LAZY_CONFIG_MODULES` built
+    by then."""
     code = ENGINE_START + ("asyncio.run(control.status())\n"
-                           "print('\\n'.join(sys.modules))\n")
+                           "print('\\n'.join(sys.modules))\n"
+                           "from pydantic import BaseModel\n"
+                           f"for name in {LAZY_CONFIG_MODULES!r}:\n"
+                           "    for value in vars(sys.modules.get(name, sys)).values():\n"
+                           "        if (isinstance(value, type) and issubclass(value, BaseModel)\n"
+                           "                and value.__pydantic_complete__):\n"
+                           "            print(f'built:{value.__module__}.{value.__name__}')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -197,3 +205,63 @@ def test_mockd_engine_with_an_http_only_config_builds_no_other_protocols_config_
     """The ``Mock`` schema builds a protocol's model when a block of its type is validated
     (:class:`mocks.config.ProtocolBlock`), so an HTTP-only engine builds none of the others."""
     assert sorted(set(engine_start_modules) & set(OTHER_PROTOCOL_MODELS)) == []
+
+
+#: Config modules an HTTP-only config without streams, tables or ``serverConfig`` never
+#: imports: each is imported when a block of its kind is first validated
+#: (:class:`mocks.core.lazymodel.LazyModel`, :class:`mocks.config.ProtocolBlock`).
+LAZY_CONFIG_MODULES = ("tables.config", "mocks.protocols.streaming.config",
+                       "mocks.server_config", *OTHER_PROTOCOL_MODELS)
+
+#: One block of each kind :data:`LAZY_CONFIG_MODULES` covers.
+EVERY_KIND_CONFIG = {"serverConfig": {"httpPort": 4280}, "tables": [{"name": "users"}], "mocks": [
+    {"id": "s", "http": {"matcher": {"path": "/s"}, "sse": {"events": [{"data": "x"}]}}},
+    {"id": "c", "http": {"matcher": {"path": "/c"}, "chunked": {"data": "a"}}},
+    {"id": "b", "http": {"matcher": {"path": "/u"},
+                         "statefulBinding": {"table": "users", "action": "list"}}},
+    {"id": "w", "type": "websocket", "websocket": {"path": "/ws"}},
+    {"id": "g", "type": "graphql",
+     "graphql": {"path": "/graphql", "schema": "type Query { a: String }"}},
+    {"id": "r", "type": "grpc", "grpc": {"port": 50051, "protoFile": "examples/greeter.proto"}},
+    {"id": "q", "type": "mqtt", "mqtt": {"port": 1883}},
+    {"id": "o", "type": "oauth", "oauth": {"issuer": "http://localhost:4280/oauth",
+                                           "clients": [{"clientId": "app"}]}},
+    {"id": "p", "type": "soap", "soap": {"path": "/soap", "operations": {"Get": {}}}}]}
+
+
+def test_validating_an_http_only_config_imports_no_other_config_module():
+    """``validate_config`` of the quick-start mocks plus one with request validation rules,
+    a scenario and a response list (a dict: no PyYAML needed) imports none of
+    :data:`LAZY_CONFIG_MODULES` and not PyYAML; then a config with one block of each kind
+    imports every one of them. One subprocess, no server."""
+    import yaml
+
+    http_only = yaml.safe_load((ROOT / "examples" / "quickstart.yaml").read_text())
+    http_only["mocks"].append({"id": "rules", "http": {
+        "matcher": {"method": "POST", "path": "/rules"},
+        "scenario": {"name": "flow", "newState": "done"},
+        "responses": [{"statusCode": 201}, {"statusCode": 409}],
+        "validation": {"fields": {"name": {"type": "string", "minLength": 1}},
+                       "headers": {"X-Id": {"pattern": "^[0-9]+$"}}}}})
+    code = ("import json, sys\n"
+            "from mocks.loader import validate_config\n"
+            "for document in sys.argv[1:]:\n"
+            "    validate_config(json.loads(document))\n"
+            "    print(json.dumps(sorted(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(http_only),
+                           json.dumps(EVERY_KIND_CONFIG)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    after_http, after_every_kind = (json.loads(line) for line in done.stdout.splitlines())
+    assert _among(after_http, LAZY_CONFIG_MODULES + ("yaml",)) == []
+    assert _among(after_every_kind, LAZY_CONFIG_MODULES) == sorted(LAZY_CONFIG_MODULES)
+
+
+def test_mockd_engine_with_an_http_only_config_builds_no_table_or_stream_model(
+        engine_start_modules):
+    """The engine imports the table and streaming schemas for their defaults, but an
+    HTTP-only config builds none of their models, nor ``serverConfig``'s (``defer_build``;
+    the ``http`` block names them through :class:`~mocks.core.lazymodel.LazyModel`)."""
+    built = [name for name in engine_start_modules if name.startswith("built:")]
+    assert {"tables.config", "mocks.protocols.streaming.config"} <= set(engine_start_modules)
+    assert built == []
