@@ -12,7 +12,11 @@ metrics; in ``mockd engine`` every child loads the same config file.
 
 Children die with this process: each asks the kernel for SIGTERM when its parent dies
 (``PR_SET_PDEATHSIG`` on Linux), and this process stops them (SIGTERM, then SIGKILL after
-:data:`STOP_TIMEOUT` seconds) when it stops.
+:data:`STOP_TIMEOUT` seconds) when it stops. A child that dies while serving (killed, or a
+non-zero exit) is started again on the same engine-control port after a back-off
+(:class:`RestartPolicy`: 0.5 s doubling to 10 s; after 5 deaths within a minute it stays
+down and ``GET /engines`` says why); in ``mockd start`` the admin pushes it the current
+config as soon as it answers, in ``mockd engine`` it loads the same config file.
 
 State that lives in one engine's memory (tables, ``sequence()`` counters, identity-provider
 tokens, custom operations) would differ between workers, so N > 1 is refused with such a
@@ -24,13 +28,16 @@ items 1 and 3.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import secrets
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +54,16 @@ WORKER_INDEX_ENV = "MOCKD_WORKER_INDEX"
 WORKER_FD_ENV = "MOCKD_WORKER_DATA_FD"
 #: Linux ``prctl`` option asking for a signal when the parent dies.
 _PR_SET_PDEATHSIG = 1
+#: Restart back-off of a dead worker: first delay and longest delay, seconds.
+RESTART_DELAY = 0.5
+RESTART_DELAY_MAX = 10.0
+#: A worker that dies this many times within :data:`RESTART_WINDOW` seconds stays down.
+RESTART_LIMIT = 5
+RESTART_WINDOW = 60.0
+#: Seconds between two looks of the supervisor at its children.
+WATCH_INTERVAL = 0.1
+
+logger = logging.getLogger("mockd.workers")
 
 
 def _child_failure(message: str) -> Exception:
@@ -190,12 +207,45 @@ def _die_with_parent(parent: int, prctl: Any) -> None:
 
 
 @dataclass
+class RestartPolicy:
+    """When to start a dead worker again: after :data:`RESTART_DELAY` seconds, doubling
+    with each death in a row up to :data:`RESTART_DELAY_MAX` (a worker that served
+    :data:`RESTART_WINDOW` seconds before dying starts the row again); never once it died
+    :data:`RESTART_LIMIT` times within :data:`RESTART_WINDOW` seconds."""
+
+    deaths: deque = field(default_factory=lambda: deque(maxlen=RESTART_LIMIT))
+    streak: int = 0
+
+    def delay(self, now: float, started_at: float) -> float | None:
+        """Record a death at ``now`` of a worker started at ``started_at`` (monotonic
+        seconds); the seconds to wait before the restart, or None: stay down."""
+        if now - started_at >= RESTART_WINDOW:
+            self.streak = 0
+        self.streak += 1
+        self.deaths.append(now)
+        if len(self.deaths) == RESTART_LIMIT and now - self.deaths[0] < RESTART_WINDOW:
+            return None
+        return min(RESTART_DELAY * 2 ** (self.streak - 1), RESTART_DELAY_MAX)
+
+
+@dataclass
 class Child:
-    """One worker process: its number, process and engine-control URL."""
+    """One worker process: its number, process and engine-control URL.
+
+    Attributes:
+        restarts: how many times it was started again after dying.
+        policy: its restart back-off.
+        gave_up: why it stays down (too many deaths, or it exited with 0), else None.
+        started_at: when its process started (monotonic seconds).
+    """
 
     index: int
     process: subprocess.Popen
     control_url: str
+    restarts: int = 0
+    policy: RestartPolicy = field(default_factory=RestartPolicy)
+    gave_up: str | None = None
+    started_at: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -205,10 +255,16 @@ class Supervisor:
     Attributes:
         children: the running children, worker 1 first.
         token: the engine token they share (never logged).
+        engines: the admin's :class:`~mocks.control.engines.EngineSet` in ``mockd start``
+            (a restarted child is pushed the current config), else None.
     """
 
     token: str = field(repr=False)
     children: list[Child] = field(default_factory=list)
+    engines: Any = None
+    _launch: Any = field(default=None, repr=False)
+    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
+    _watcher: threading.Thread | None = field(default=None, repr=False)
 
     def start(self, count: int, argv: list[str], data_socket: socket.socket,
               env: dict[str, str] | None = None) -> None:
@@ -224,25 +280,103 @@ class Supervisor:
         if not hasattr(socket, "SO_REUSEPORT"):
             pass_fds = (data_socket.fileno(),)
             base_env[WORKER_FD_ENV] = str(data_socket.fileno())
-        for index in range(1, count):
-            control_port = _free_loopback_port()
+
+        def launch(index: int, control_port: int) -> subprocess.Popen:
             command = [sys.executable, "-c", "from mockd_project.cli import main; main()",
                        "engine", "--host", host, "--port", str(port),
                        "--engine-port", str(control_port), *argv]
-            process = subprocess.Popen(
+            return subprocess.Popen(
                 command, env={**base_env, WORKER_INDEX_ENV: str(index)},
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=pass_fds,
                 preexec_fn=lambda: _die_with_parent(parent, prctl))
-            self.children.append(Child(index, process,
+
+        self._launch = launch
+        for index in range(1, count):
+            control_port = _free_loopback_port()
+            self.children.append(Child(index, launch(index, control_port),
                                        f"http://127.0.0.1:{control_port}"))
+
+    def watch(self) -> None:
+        """Start the thread that restarts dead children (:meth:`_watch`); :meth:`stop`
+        ends it. It is also the thread that starts the restarted children, so it lives as
+        long as they may (their death signal follows the thread that started them)."""
+        if self._watcher is None and self.children:
+            self._watcher = threading.Thread(target=self._watch, name="mockd-workers",
+                                             daemon=True)
+            self._watcher.start()
+
+    def _watch(self) -> None:
+        """Every :data:`WATCH_INTERVAL` seconds: a child that exited with a non-zero status
+        or a signal is marked unhealthy and started again after its back-off (one exiting
+        with 0 was stopped on purpose and stays down); a restarted child that answers
+        ``/health`` is pushed the current config (``mockd start``)."""
+        due: dict[int, float] = {}
+        while not self._stop.wait(WATCH_INTERVAL):
+            for child in self.children:
+                try:
+                    self._look_after(child, due)
+                except Exception:  # noqa: BLE001 - the watcher must outlive one bad look
+                    logger.exception("cannot restart worker %d", child.index)
+
+    def _look_after(self, child: Child, due: dict[int, float]) -> None:
+        if child.gave_up or child.process.poll() is None and child.index not in due:
+            return
+        now = time.monotonic()
+        if child.index not in due:
+            status = child.process.returncode
+            if status == 0:
+                child.gave_up = f"worker {child.index} stopped (exit status 0); not restarted"
+            else:
+                delay = child.policy.delay(now, child.started_at)
+                if delay is None:
+                    child.gave_up = (f"worker {child.index} died {RESTART_LIMIT} times within "
+                                     f"{RESTART_WINDOW:.0f} s (last exit status {status}); "
+                                     "not restarted again")
+                else:
+                    due[child.index] = now + delay
+                    self._mark(child, f"worker {child.index} exited with status {status}; "
+                                      f"restarting in {delay:g} s")
+            if child.gave_up:
+                logger.error("%s", child.gave_up)
+                self._mark(child, child.gave_up, gave_up=True)
+            return
+        if now < due[child.index] or self._stop.is_set():
+            return
+        del due[child.index]
+        port = int(child.control_url.rsplit(":", 1)[1])
+        child.process = self._launch(child.index, port)
+        child.started_at = time.monotonic()
+        child.restarts += 1
+        try:
+            self._wait_ready([child], CHILD_START_TIMEOUT)
+        except Exception as error:  # noqa: BLE001 - counted as one more death
+            logger.warning("restarted %s", getattr(error, "message", error))
+            if child.process.poll() is None:
+                child.process.kill()
+                child.process.wait(5)
+            return
+        logger.warning("worker %d restarted (%d restart(s) so far)", child.index,
+                       child.restarts)
+        if self.engines is not None:
+            asyncio.run(_rejoin(self.engines, child, self.token))
+
+    def _mark(self, child: Child, reason: str, gave_up: bool = False) -> None:
+        """Show ``reason`` on the child's ``GET /engines`` row (``mockd start``)."""
+        record = self.engines.records.get(f"worker-{child.index}") if self.engines else None
+        if record is not None:
+            record.restarts = child.restarts
+            record.gave_up = reason if gave_up else None
+            record.fail(RuntimeError(reason))
 
     def wait_ready(self, timeout: float = CHILD_START_TIMEOUT) -> None:
         """Wait until every child's engine-control ``/health`` answers 200. Raises
         ``StartupFailure`` (exit 1) when a child exits or the time runs out."""
+        self._wait_ready(list(self.children), timeout)
+
+    def _wait_ready(self, pending: list[Child], timeout: float) -> None:
         import httpx
 
         deadline = time.monotonic() + timeout
-        pending = list(self.children)
         with httpx.Client(trust_env=False, timeout=1.0,
                           headers={"X-Engine-Token": self.token}) as client:
             while pending:
@@ -256,14 +390,17 @@ class Supervisor:
                         continue
                 except httpx.HTTPError:
                     pass
-                if time.monotonic() > deadline:
+                if time.monotonic() > deadline or self._stop.is_set():
                     raise _child_failure(f"worker {child.index} did not answer on "
                                          f"{child.control_url} within {timeout:.0f} s")
                 time.sleep(0.05)
 
     def stop(self) -> None:
-        """SIGTERM every child, then SIGKILL those still running after
+        """End the restarts, SIGTERM every child, then SIGKILL those still running after
         :data:`STOP_TIMEOUT` seconds."""
+        self._stop.set()
+        if self._watcher is not None and self._watcher is not threading.current_thread():
+            self._watcher.join(CHILD_START_TIMEOUT + STOP_TIMEOUT)
         for child in self.children:
             if child.process.poll() is None:
                 child.process.terminate()
@@ -326,6 +463,28 @@ def register_workers(supervisor: Supervisor, fanout: Any) -> None:
     if late:
         raise _child_failure(f"worker(s) {', '.join(late)} refused the config: "
                              f"{engines.records[late[0]].last_error}")
+    supervisor.engines = engines
+
+
+async def _rejoin(engines: Any, child: Child, token: str) -> None:
+    """Push the current config to a restarted child through a client of this loop (the
+    admin's own client of that engine belongs to the admin's loop), again while the admin's
+    version moves on meanwhile (at most three pushes)."""
+    from mocks.engine.remote import RemoteEngine
+
+    record = engines.records.get(f"worker-{child.index}")
+    if record is None:
+        return
+    remote = RemoteEngine(child.control_url, token)
+    try:
+        for _ in range(3):
+            version = engines.version
+            await engines.push(record, remote)
+            if not record.healthy or engines.version == version:
+                break
+    finally:
+        await remote.close()
+    record.restarts = child.restarts
 
 
 async def _first_push(fanout: Any) -> None:
@@ -424,6 +583,7 @@ def finish(options: Any, local: Any, supervisor: Supervisor | None) -> None:
         supervisor.wait_ready()
         if options.full:
             register_workers(supervisor, runtime.control)
+        supervisor.watch()
     except BaseException:
         supervisor.stop()
         raise

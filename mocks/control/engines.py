@@ -86,23 +86,30 @@ class EngineRecord:
     registered_at: str = field(default_factory=utc_timestamp)
     #: Successful pushes so far (a health answer sent before the latest push is stale).
     pushes: int = 0
+    #: A worker's restarts after dying, and why it stays down when its supervisor gave up.
+    restarts: int = 0
+    gave_up: str | None = None
 
     def document(self) -> dict[str, Any]:
-        """The ``GET /engines`` row: ``{id, url, name?, worker?, status, healthy,
+        """The ``GET /engines`` row: ``{id, url, name?, worker?, restarts?, status, healthy,
         configVersion, lastPushAt, lastSeenAt, lastError, lastErrorAt, registeredAt}``;
-        ``status`` is ``healthy``, ``unhealthy`` (a push or health check failed) or
-        ``pending`` (registered, first push not done yet)."""
+        ``status`` is ``healthy``, ``unhealthy`` (a push or health check failed, or a worker
+        died and is being restarted), ``pending`` (registered, first push not done yet) or
+        ``stopped`` (a worker that is not restarted again: ``lastError`` says why);
+        ``restarts`` (workers only) counts its restarts after dying."""
         row: dict[str, Any] = {"id": self.id, "url": self.remote.url}
         if self.name:
             row["name"] = self.name
         if self.worker is not None:
             row["worker"] = self.worker
+            row["restarts"] = self.restarts
         status = ("healthy" if self.healthy
+                  else "stopped" if self.gave_up
                   else "pending" if self.last_push_at is None and self.last_error is None
                   else "unhealthy")
         row.update(status=status, healthy=self.healthy,
                    configVersion=self.config_version, lastPushAt=self.last_push_at,
-                   lastSeenAt=self.last_seen_at, lastError=self.last_error,
+                   lastSeenAt=self.last_seen_at, lastError=self.gave_up or self.last_error,
                    lastErrorAt=self.last_error_at, registeredAt=self.registered_at)
         return row
 
@@ -179,14 +186,15 @@ class EngineSet:
         """The engines a merged read asks (healthy ones)."""
         return [record for record in self.records.values() if record.healthy]
 
-    async def push(self, record: EngineRecord) -> bool:
-        """Push the current config to one engine; True when it took it."""
+    async def push(self, record: EngineRecord, remote: RemoteEngine | None = None) -> bool:
+        """Push the current config to one engine (through ``remote``, a client of the
+        running loop, when given; else the record's); True when it took it."""
         document = self._current_document()
         if document is None:
             return False
         version = self.version
         try:
-            await record.remote.push(document, version)
+            await (remote or record.remote).push(document, version)
         except EngineCallError as error:
             record.fail(error)
             return False
@@ -206,7 +214,10 @@ class EngineSet:
 
     async def check(self, record: EngineRecord) -> None:
         """Ask one engine's ``/health``; push the current config when it reports an older
-        version (catch-up), mark it unhealthy when it does not answer."""
+        version (catch-up), mark it unhealthy when it does not answer. A worker its
+        supervisor gave up on is left alone."""
+        if record.gave_up:
+            return
         pushes = record.pushes
         try:
             health = await record.remote.health()

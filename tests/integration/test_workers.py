@@ -21,7 +21,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mockd_project.workers import refusal
+from mockd_project.workers import RESTART_LIMIT, Child, RestartPolicy, Supervisor, refusal
+from mocks.control.engines import EngineSet
 from mocks.loader import validate_config
 from tests.helpers import (free_port, http_mock, make_config, run_mockd, start_engine,
                            start_server, write_config)
@@ -139,12 +140,45 @@ def test_the_refusal_names_each_kind_of_memory_state():
     assert refusal(4, plain, None) is None
 
 
+def test_a_worker_that_keeps_dying_stays_down_and_engines_says_why():
+    policy = RestartPolicy()
+    assert [policy.delay(at, at - 1) for at in (0, 1, 2, 3)] == [0.5, 1, 2, 4]
+    assert policy.delay(4, 3.5) is None  # the fifth death within a minute
+    spaced = RestartPolicy()
+    assert [spaced.delay(at, at - 20) for at in range(0, 200, 25)][-3:] == [10, 10, 10]
+    assert spaced.delay(500, 400) == 0.5  # served a minute first: a new row
+
+    class Dead:
+        returncode = -9
+
+        def poll(self):
+            return self.returncode
+
+    engines = EngineSet()
+    record, _ = engines.add("http://127.0.0.1:9", "t", worker=1)
+    supervisor = Supervisor("t", engines=engines)
+    child = Child(1, Dead(), "http://127.0.0.1:9")
+    due: dict[int, float] = {}
+    supervisor._look_after(child, due)
+    assert due and record.document()["status"] == "unhealthy"
+    assert "restarting in 0.5 s" in record.document()["lastError"]
+    child.policy.deaths.extend([time.monotonic()] * (RESTART_LIMIT - 1))
+    supervisor._look_after(child, {})
+    row = record.document()
+    assert row["status"] == "stopped" and not row["healthy"]
+    assert f"died {RESTART_LIMIT} times within 60 s" in row["lastError"]
+    assert "exit status -9" in row["lastError"]
+
+
 def _children(pid: int) -> list[int]:
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(child) for child in text.split()]
+    """The child processes of ``pid``, whichever of its threads started them."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found
 
 
 def _gone(pids: list[int], timeout: float = 10.0) -> bool:
@@ -199,6 +233,27 @@ def test_two_workers_share_a_table_on_redis_and_die_with_their_parent(tmp_path):
             assert len(children) == 1
             engine.proc.send_signal(signal.SIGKILL)
             assert _gone(children), f"worker {children} still runs after its parent was killed"
+
+
+def test_a_killed_worker_comes_back_and_serves_the_latest_mock(server, admin):
+    [killed] = _children(server.proc.pid)
+    os.kill(killed, signal.SIGKILL)
+    created = admin.post("/mocks", json=http_mock("after-restart", "GET", "/after-restart",
+                                                  body="back"))
+    assert created.status_code == 201, created.text
+    deadline = time.monotonic() + 30
+    while True:
+        listed = admin.get("/engines").json()
+        row = listed["engines"][1]
+        if row["healthy"] and row["configVersion"] == listed["configVersion"]:
+            break
+        assert time.monotonic() < deadline, f"worker 1 did not come back: {row}"
+        time.sleep(0.05)
+    assert row["restarts"] == 1 and row["status"] == "healthy"
+    assert _children(server.proc.pid) not in ([], [killed])
+    assert fresh_gets(server.base, "/after-restart") == [200] * SPREAD
+    calls = admin.get("/mocks/after-restart/invocations", params={"limit": 100}).json()
+    assert {engine_of(call["id"]) for call in calls["invocations"]} == {"local", "worker-1"}
 
 
 def test_ctrl_c_stops_every_worker(server):
