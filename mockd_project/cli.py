@@ -404,7 +404,7 @@ def _fleet_options(engine: bool):
         @functools.wraps(function)
         def wrapper(*args, **kwargs):
             names = (("workers", "join", "join_api_key", "engine_host", "engine_url")
-                     if engine else ("workers", "engines_only"))
+                     if engine else ("workers", "engines_only", "allow_remote_engines"))
             click.get_current_context().meta[FLEET_META] = {
                 name: kwargs.pop(name) for name in names}
             return function(*args, **kwargs)
@@ -434,6 +434,10 @@ def _fleet_options(engine: bool):
                 "--engines-only", is_flag=True,
                 help="Run the admin without an engine of its own: it drives the engines that "
                      "join it (mockd engine --join)."))
+            options.append(click.option(
+                "--allow-remote-engines", is_flag=True,
+                help="With --host on loopback (the default): let POST /engines register "
+                     "engines at non-loopback URLs (replicas on other machines)."))
         for option in reversed(options):
             wrapper = option(wrapper)
         return wrapper

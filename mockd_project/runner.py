@@ -118,6 +118,8 @@ class RunOptions:
             alone; :mod:`mockd_project.workers`).
         engines_only: ``--engines-only`` (full mode): an admin with no engine of its own that
             drives the engines which join it.
+        allow_remote_engines: ``--allow-remote-engines`` (full mode): ``POST /engines``
+            accepts engine URLs off loopback while ``host`` is loopback.
         join, join_api_key: ``--join``/``--api-key`` (engine mode): the admin URL to register
             with, and its API key.
         engine_host, engine_url: ``--engine-host``/``--engine-url`` (engine mode): the
@@ -162,6 +164,7 @@ class RunOptions:
     state_namespace: str = "mockd"
     workers: int = 1
     engines_only: bool = False
+    allow_remote_engines: bool = False
     join: str | None = None
     join_api_key: str | None = field(default=None, repr=False)
     engine_host: str = "127.0.0.1"

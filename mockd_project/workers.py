@@ -529,14 +529,17 @@ def listening_socket(options: Any, bind_socket: Any, port: int, what: str,
 def admin_control(options: Any, local: Any) -> Any:
     """The ``runtime.control`` of a full-mode admin: a
     :class:`~mocks.control.engines.FanOutControl` over ``local`` (None with
-    ``--engines-only``) and the remote engines; with ``--workers`` > 1 and no shared state
-    store it refuses a config that keeps state in memory (:func:`refusal`)."""
-    from mocks.control.engines import EngineSet, FanOutControl
+    ``--engines-only``) and the remote engines (registered off loopback only with a
+    non-loopback ``--host`` or ``--allow-remote-engines``); with ``--workers`` > 1 and no
+    shared state store it refuses a config that keeps state in memory (:func:`refusal`)."""
+    from mocks.control.engines import EngineSet, FanOutControl, is_loopback
 
     def guard(config: Any) -> str | None:
         return refusal(options.workers, config, shared_store_of(options, config))
 
-    return FanOutControl(None if options.engines_only else local, EngineSet(),
+    remote = bool(getattr(options, "allow_remote_engines", False)) or not is_loopback(
+        options.host)
+    return FanOutControl(None if options.engines_only else local, EngineSet(remote),
                          guard if options.workers > 1 else None)
 
 

@@ -6,7 +6,9 @@ required, like every admin route): ``{url, token, configVersion?, name?}`` with 
 the engine's control port and its engine token. The admin pushes the current config at once
 (and every change after); registering again with the same URL refreshes the entry and pushes
 the config only when the engine reports another version. The token is kept in memory only
-and never shown.
+and never shown. The admin calls that URL, so it must be http or https, and an admin whose
+``--host`` is loopback (the default) accepts loopback URLs only unless it was started with
+``--allow-remote-engines``.
 
 ``GET /engines`` lists the admin's own engine (``id: local``, absent with
 ``--engines-only``) and every remote engine (workers of ``--workers`` as ``worker-<n>``)
@@ -15,8 +17,6 @@ with its health, the config version it serves and the last push or health-check 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
-
 import orjson
 from django.http import HttpRequest, HttpResponse
 from ninja import Router
@@ -25,7 +25,7 @@ from mocks.api import engine_control, json_body
 from mocks.control import errors
 from mocks.control import openapi_docs as oa
 from mocks.control.engines import (LOCAL_ENGINE_ID, MAX_NAME_LENGTH, MAX_TOKEN_LENGTH,
-                                   MAX_URL_LENGTH)
+                                   MAX_URL_LENGTH, engine_url_problem)
 
 router = Router(tags=["engines"])
 
@@ -92,15 +92,17 @@ async def register_engine(request: HttpRequest) -> HttpResponse:
     """``{url, token, configVersion?, name?}`` -> 201 with the new engine's row (200 when
     the URL was registered already), after pushing it the current config when it reports
     another version; a failed push shows in the row (``healthy: false``, ``lastError``).
-    400 ``validation_error`` naming the key; past the engine limit 400 too."""
+    400 ``validation_error`` naming the key: ``url`` other than http/https, or off loopback
+    on an admin whose ``--host`` is loopback without ``--allow-remote-engines``
+    (:func:`~mocks.control.engines.engine_url_problem`); past the engine limit 400 too."""
     control = _fanout()
     body = json_body(request)
     if not isinstance(body, dict):
         raise errors.validation_error("body: a JSON object {url, token} is required")
     url = _text(body, "url", MAX_URL_LENGTH)
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise errors.validation_error("url: use an http:// or https:// URL with a host")
+    problem = engine_url_problem(url, control.engines.remote_allowed)
+    if problem:
+        raise errors.validation_error(problem)
     token = _text(body, "token", MAX_TOKEN_LENGTH)
     name = _text(body, "name", MAX_NAME_LENGTH, required=False)
     reported = body.get("configVersion")

@@ -26,11 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import ipaddress
 import logging
 import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -123,6 +126,40 @@ class EngineRecord:
         self.last_error_at = utc_timestamp()
 
 
+def is_loopback(host: str | None) -> bool:
+    """Whether ``host`` (a name or an IP address, IPv6 with or without brackets) is
+    ``localhost`` or a loopback address (IPv4-mapped ones too); no name is resolved."""
+    host = (host or "").strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or bool(mapped and mapped.is_loopback)
+
+
+def engine_url_problem(url: str, remote_allowed: bool) -> str | None:
+    """Why ``POST /engines`` refuses ``url`` (a ``url:`` message naming the fix), or None:
+    the scheme must be http or https with a host, and without ``remote_allowed`` the host
+    must be loopback (:func:`is_loopback`). The URL itself is not echoed (it may carry
+    credentials)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        host = None
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        return "url: use an http:// or https:// URL with a host"
+    if not remote_allowed and not is_loopback(host):
+        return ("url: this admin listens on loopback and accepts engines on loopback only "
+                "(127.0.0.1, ::1, localhost); start it with --allow-remote-engines, or with "
+                "--host on a reachable interface, to drive engines on other machines")
+    return None
+
+
 class EngineSet:
     """The remote engines of one admin and the config version they should serve.
 
@@ -130,9 +167,15 @@ class EngineSet:
     (:meth:`set_config`); ``document`` holds that config's JSON bytes for pushes. Methods
     run on the admin's event loop; none raises on an engine failure (the engine is marked
     unhealthy instead).
+
+    Args:
+        remote_allowed: whether ``POST /engines`` may register engines off loopback
+            (:func:`engine_url_problem`): an admin on a non-loopback ``--host``, or one
+            started with ``--allow-remote-engines``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, remote_allowed: bool = True) -> None:
+        self.remote_allowed = remote_allowed
         self.records: dict[str, EngineRecord] = {}
         self.version = 0
         self.document: bytes | None = None

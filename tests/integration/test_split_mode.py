@@ -173,7 +173,14 @@ def test_registration_needs_the_admin_key_and_a_valid_url(fleet):
     with fleet.client() as client:
         bad = client.post("/engines", json={"url": "ftp://x", "token": "t"})
         assert bad.status_code == 400 and bad.json()["message"].startswith("url:")
-        assert client.post("/engines", json={"url": "http://h:1"}).json()["message"] \
+        # A loopback admin calls no engine off loopback without --allow-remote-engines.
+        for url in ("http://10.0.0.7:4281", "http://localhost.example.com:1",
+                    "file:///etc/passwd"):
+            remote = client.post("/engines", json={"url": url, "token": "t"})
+            assert remote.status_code == 400 and remote.json()["message"].startswith("url:")
+        assert "--allow-remote-engines" in client.post("/engines", json={
+            "url": "http://10.0.0.7:4281", "token": "t"}).json()["message"]
+        assert client.post("/engines", json={"url": "http://[::1]:1"}).json()["message"] \
             .startswith("token:")
         # A replica nobody runs: registered, push failed, shown unhealthy, then removed.
         ghost = client.post("/engines", json=body)

@@ -140,3 +140,27 @@ def test_without_an_engine_of_its_own_the_admin_answers_503_not_attribute_errors
         raise AssertionError("an unknown name is no engine route") from None
     except AttributeError:
         pass
+
+
+def test_engine_urls_are_http_and_on_loopback_unless_remote_engines_are_allowed():
+    from types import SimpleNamespace
+
+    from mockd_project.workers import admin_control
+    from mocks.control.engines import engine_url_problem
+
+    for url in ("http://127.0.0.1:4281", "https://localhost:1", "http://[::1]:2",
+                "http://127.8.9.10", "http://[::ffff:127.0.0.1]:3"):
+        assert engine_url_problem(url, remote_allowed=False) is None, url
+    for url in ("http://10.0.0.7:4281", "http://engine-1:4281", "http://localhost.evil:1",
+                "http://169.254.169.254/latest"):
+        assert "--allow-remote-engines" in engine_url_problem(url, False), url
+        assert engine_url_problem(url, True) is None, url
+    for url in ("file:///etc/passwd", "gopher://127.0.0.1:70", "http://", "http://[::1"):
+        assert engine_url_problem(url, True).startswith("url: use an http"), url
+    options = SimpleNamespace(host="127.0.0.1", allow_remote_engines=False, workers=1,
+                              engines_only=True)
+    assert admin_control(options, None).engines.remote_allowed is False
+    options.allow_remote_engines = True
+    assert admin_control(options, None).engines.remote_allowed is True
+    options.host, options.allow_remote_engines = "0.0.0.0", False  # deploy/: reachable
+    assert admin_control(options, None).engines.remote_allowed is True
