@@ -336,8 +336,8 @@ class Supervisor:
                     due[child.index] = now + delay
                     self._mark(child, f"worker {child.index} exited with status {status}; "
                                       f"restarting in {delay:g} s")
-            if child.gave_up:
-                logger.error("%s", child.gave_up)
+            if child.gave_up:  # exit status 0: stopped on purpose (Ctrl-C reaches it too)
+                logger.log(logging.INFO if status == 0 else logging.ERROR, "%s", child.gave_up)
                 self._mark(child, child.gave_up, gave_up=True)
             return
         if now < due[child.index] or self._stop.is_set():
