@@ -141,3 +141,42 @@ def test_table_and_custom_operation_bodies_use_the_same_wording():
     with pytest.raises(ValidationError) as invalid:
         CustomOperationConfig.model_validate({"name": "op", "retries": 3, "steps": []})
     assert "retries: unknown key" in validation_message(invalid.value)
+
+
+@pytest.mark.parametrize(("http", "message"), [
+    pytest.param({"statefulBinding": {"table": "users"}},
+                 "mocks[0].http.statefulBinding.action: required field is missing",
+                 id="binding missing action"),
+    pytest.param({"statefulBinding": {"action": "list", "colour": 1}},
+                 "mocks[0].http.statefulBinding.colour: unknown key", id="binding unknown key"),
+    pytest.param({"statefulBinding": {"action": "custom"}},
+                 "mocks[0].http.statefulBinding: action 'custom' needs operation (the custom "
+                 "operation name)", id="binding model rule"),
+    pytest.param({"statefulBinding": {"table": "t", "action": "list",
+                                      "response": {"create": {"status": 99}}}},
+                 "mocks[0].http.statefulBinding.response.create.status: status must be an HTTP "
+                 "status between 100 and 599, got 99", id="binding transform"),
+    pytest.param({"statefulBinding": "users"},
+                 "mocks[0].http.statefulBinding: Input should be a valid dictionary or instance "
+                 "of StatefulBinding", id="binding not a mapping"),
+    pytest.param({"sse": "no"}, "mocks[0].http.sse: Input should be a valid dictionary or "
+                 "instance of SseConfig", id="sse not a mapping"),
+    pytest.param({"chunked": [1]}, "mocks[0].http.chunked: Input should be a valid dictionary "
+                 "or instance of ChunkedConfig", id="chunked not a mapping"),
+    pytest.param({"validation": {"fields": {"a": {"type": "nope", "pattern": "("}}}},
+                 "mocks[0].http.validation.fields.a.type: unknown type 'nope'; use one of "
+                 "string, number, integer, boolean, array, object\n"
+                 "  mocks[0].http.validation.fields.a.pattern: pattern does not compile: "
+                 "missing ), unterminated subpattern at position 0", id="validation rules"),
+    pytest.param({"sse": {"events": [{"retry": -1}]}, "statefulBinding": {"action": "get"}},
+                 "mocks[0].http.sse.events[0].retry: Input should be greater than or equal to 0"
+                 "\n  mocks[0].http.statefulBinding: action 'get' needs table (the table name)",
+                 id="two lazily built blocks"),
+])
+def test_blocks_built_on_first_use_name_their_keys_as_before(http, message):
+    """``sse``, ``chunked`` and ``statefulBinding`` are typed by import string (their models
+    are built when such a block is first validated) and ``validation`` rules come from
+    ``tables.rules``: the messages and key paths are the ones every other block gives."""
+    with pytest.raises(ConfigError) as raised:
+        validate_config({"mocks": [{"id": "m", "http": {"matcher": {"path": "/u"}, **http}}]})
+    assert str(raised.value) == message
