@@ -7,20 +7,25 @@ Each of ``--runs`` fresh Python processes times, from before ``import mockd``:
   until the engine answers on its port (target: under 300 ms), and its three parts
   (``import mockd``; construct: the config validated, which loads the config models;
   ``start()``: the engine's modules, uvicorn, the thread, the first snapshot);
+* the same three as CPU time of the process (``time.process_time``), which a loaded
+  machine inflates less than wall time;
 * ``start (warm)``: a second server's ``start()`` in the same process, modules loaded;
 * ``stop``: ``stop()`` of a running server;
 * ``reset``: ``reset()`` with the mocks unchanged and after ``add()`` of one mock (the
   per-test reset of the pytest plugin), median and p95 over ``--resets`` calls.
 
 Figures are medians over the processes, in milliseconds. Only 127.0.0.1 is contacted;
-every loop is bounded.
+every loop is bounded. ``--alternate DIR`` runs another checkout of the project (a ``git
+archive`` or worktree of an older commit, with this virtualenv) process for process with
+this one, so a load change on the machine hits both columns alike.
 
-Usage: ``.venv/bin/python bench/library_start.py [--runs 5] [--resets 200]``
+Usage: ``.venv/bin/python bench/library_start.py [--runs 5] [--resets 200] [--alternate DIR]``
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -30,18 +35,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
 import json, statistics, sys, time
-started = time.perf_counter()
+started, cpu_started = time.perf_counter(), time.process_time()
 from mockd import MockServer, http
-imported = time.perf_counter()
+imported, cpu_imported = time.perf_counter(), time.process_time()
 mocks = [http("GET", "/users/{id}", json={"id": "{{request.pathParam.id}}"}, id="get-user"),
          http("POST", "/orders", status=201, json={"ok": True}, id="order"),
          http("GET", "/ping", body="ok", id="ping")]
 server = MockServer(mocks=mocks)
-constructed = time.perf_counter()
+constructed, cpu_constructed = time.perf_counter(), time.process_time()
 server.start()
 first_ready = time.perf_counter() - started
+first_ready_cpu = time.process_time() - cpu_started
 parts = {"import": imported - started, "construct": constructed - imported,
-         "first_start": started + first_ready - constructed}
+         "first_start": started + first_ready - constructed, "first_ready_cpu": first_ready_cpu,
+         "import_cpu": cpu_imported - cpu_started, "construct_cpu": cpu_constructed - cpu_imported}
 import httpx
 with httpx.Client(base_url=server.url) as client:
     assert client.get("/ping").text == "ok"
@@ -64,28 +71,51 @@ print(json.dumps({"first_ready": first_ready, **parts, "warm_start": warm, "stop
 """
 
 
+LABELS = (("first_ready", "first ready (import + construct + start)"),
+          ("import", "  import mockd"), ("construct", "  construct (config models)"),
+          ("first_start", "  first start() (engine, uvicorn, thread)"),
+          ("first_ready_cpu", "first ready, CPU time of the process"),
+          ("import_cpu", "  import mockd, CPU"), ("construct_cpu", "  construct, CPU"),
+          ("warm_start", "start, modules loaded"), ("stop", "stop"),
+          ("reset_p50", "reset, mocks unchanged, p50"),
+          ("reset_p95", "reset, mocks unchanged, p95"),
+          ("reset_changed_p50", "reset after add(), p50"),
+          ("reset_changed_p95", "reset after add(), p95"))
+
+
+def one_process(tree: Path, resets: int) -> dict[str, float]:
+    """The figures (seconds) of one fresh process running the library of ``tree``."""
+    env = dict(os.environ)
+    if tree != ROOT:
+        env["PYTHONPATH"] = str(tree)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(resets)], cwd=tree, env=env,
+                         capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--resets", type=int, default=200)
+    parser.add_argument("--alternate", type=Path, default=None, metavar="DIR",
+                        help="another checkout run process for process with this one")
     args = parser.parse_args()
-    runs = []
+    trees = [ROOT] + ([args.alternate.resolve()] if args.alternate is not None else [])
+    runs: dict[Path, list[dict[str, float]]] = {tree: [] for tree in trees}
+    resets = max(1, min(args.resets, 10000))
     for _ in range(max(1, min(args.runs, 50))):
-        out = subprocess.run([sys.executable, "-c", CHILD, str(max(1, min(args.resets, 10000)))],
-                             cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(f"mockd library, {len(runs)} processes (medians; ms)")
-    for key, label in (("first_ready", "first ready (import + construct + start)"),
-                       ("import", "  import mockd"), ("construct", "  construct (config models)"),
-                       ("first_start", "  first start() (engine, uvicorn, thread)"),
-                       ("warm_start", "start, modules loaded"), ("stop", "stop"),
-                       ("reset_p50", "reset, mocks unchanged, p50"),
-                       ("reset_p95", "reset, mocks unchanged, p95"),
-                       ("reset_changed_p50", "reset after add(), p50"),
-                       ("reset_changed_p95", "reset after add(), p95")):
-        values = [run[key] * 1000 for run in runs]
-        print(f"  {label:<45} {statistics.median(values):8.2f}"
-              f"   (min {min(values):.2f}, max {max(values):.2f})")
+        for tree in trees:  # alternating: a load change on the machine hits both
+            runs[tree].append(one_process(tree, resets))
+    count = len(runs[ROOT])
+    print(f"mockd library, {count} processes per tree (medians; ms)")
+    if len(trees) > 1:
+        print(f"  {'':<45} {'this tree':>8}   {'alternate':>9}   ({trees[1]})")
+    for key, label in LABELS:
+        medians = [statistics.median(run[key] * 1000 for run in runs[tree]) for tree in trees]
+        values = [run[key] * 1000 for run in runs[ROOT]]
+        other = "".join(f"   {median:9.2f}" for median in medians[1:])
+        print(f"  {label:<45} {medians[0]:8.2f}{other}"
+              f"   (this tree: min {min(values):.2f}, max {max(values):.2f})")
 
 
 if __name__ == "__main__":
