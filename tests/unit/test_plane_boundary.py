@@ -265,3 +265,5 @@ def test_mockd_engine_with_an_http_only_config_builds_no_table_or_stream_model(
     built = [name for name in engine_start_modules if name.startswith("built:")]
     assert {"tables.config", "mocks.protocols.streaming.config"} <= set(engine_start_modules)
     assert built == []
+    # Nor pydantic's optional parts: the v1 shim and the e-mail validator.
+    assert _among(engine_start_modules, ("pydantic.v1", "email_validator")) == []
