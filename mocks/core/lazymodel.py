@@ -2,8 +2,10 @@
 
 :class:`LazyModel` lets a model declare a field typed by another model without importing
 that model's module: a config that leaves the field out never builds it (an HTTP-only
-config builds no gRPC, chaos or table model). Used by :mod:`mocks.config` and
-:mod:`mocks.server_config`.
+config builds no gRPC, chaos or table model). Used by :mod:`mocks.config`,
+:mod:`mocks.server_config` and :mod:`mocks.protocols.http.config` (``sse``, ``chunked``,
+``statefulBinding``). A target model may be declared with ``defer_build``: it is built when
+first validated or when the JSON Schema is asked for.
 
 Source: ARCHITECTURE seam 1 (one config schema); the issue "mockd engine ready in under 0.5 s".
 Imports nothing else of the project.
