@@ -55,7 +55,6 @@ from mocks.core.templating import (RenderContext, TemplateError, TemplateState,
                                      compile_template, resolve_seed)
 
 from tables import errors
-from tables.config import StatefulBinding, TableConfig
 from tables.errors import MAX_WRITE_BYTES, TableError
 from tables.forms import parse_form
 from tables.store import OperationRequest, OperationResult, TableStore
@@ -63,6 +62,7 @@ from tables.transforms import CompiledTransform, compile_transform, error_body, 
 
 if TYPE_CHECKING:
     from mocks.config import ConfigFile, Matcher, Mock, Response
+    from tables.config import StatefulBinding, TableConfig
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 

@@ -50,12 +50,12 @@ from pydantic import ValidationError
 from mocks.core.errors import ConfigError, listed_text, validation_issues
 
 from tables import errors
-from tables.config import TableConfig
 from tables.errors import TableError
 from tables.store import OperationRequest, TableStore
 from tables.transforms import list_envelope
 
 if TYPE_CHECKING:  # custom operations load on first use (an engine without any pays nothing)
+    from tables.config import TableConfig
     from tables.operations import OperationRegistry
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -81,6 +81,8 @@ def table_config_of(document: Any) -> TableConfig:
     if not isinstance(document, dict):
         raise errors.bad_request("", "body: a table definition must be a JSON object")
     try:
+        from tables.config import TableConfig
+
         return TableConfig.model_validate(document)
     except ValidationError as error:
         raise errors.bad_request(str(document.get("name") or ""),

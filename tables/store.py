@@ -26,20 +26,22 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from mocks.core.errors import ConfigError
 
 from tables import errors
-from tables.config import TableConfig
 from tables.errors import TableError
 from tables.ids import Clock, id_key, new_prefixed, new_short, new_uuid, numeric_id, ulids, value_text
 from tables.query import (ListMeta, expand_names, matches_filters, paginate, parse_list_query,
                     sort_items, without_absent_fields)
 from tables.transforms import CompiledTransform, compile_transform
 from tables.validation import TableValidator, ValidationIssue, compile_validator
+
+if TYPE_CHECKING:  # annotations only: an engine without tables builds no table model
+    from tables.config import TableConfig
 
 #: Fields the service sets on every stored item (never taken from a body).
 TIMESTAMP_FIELDS = ("createdAt", "updatedAt")

@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tables.config import ResponseTransform
 from tables.errors import TableError
 from tables.query import ListMeta, time_nanoseconds
+
+if TYPE_CHECKING:  # annotations only
+    from tables.config import ResponseTransform
 
 #: Default statuses of creates and deletes (behavior notes §6).
 DEFAULT_CREATE_STATUS = 201

@@ -29,9 +29,12 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tables.config import FieldRule, TableValidation
+from tables.rules import FieldRule
+
+if TYPE_CHECKING:  # annotations only
+    from tables.config import TableValidation
 
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+\Z")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")

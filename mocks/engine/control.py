@@ -40,7 +40,7 @@ from tables.control import TableControl, route_state
 from mocks.config import ConfigFile
 from mocks.protocols.http.scenarios import (route_scenarios, scenario_overview,
                                             set_scenario_state)
-from mocks.protocols.streaming.config import DEFAULT_BUFFER_SIZE
+from mocks.protocols.streaming.names import DEFAULT_BUFFER_SIZE
 from mocks.protocols import PROTOCOLS
 from mocks.protocols.streaming.control import route_sse
 from mocks.protocols.streaming.runtime import CLOSED_BY_ADMIN

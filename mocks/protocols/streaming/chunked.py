@@ -19,16 +19,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from mocks.core.responses import JSON_TYPE, body_file_path, outside_roots, send_simple
 
-from mocks.protocols.streaming.config import ChunkedConfig
 from mocks.protocols.streaming.framing import ChunkedFraming, NdjsonFraming
 from mocks.protocols.streaming.runtime import CHUNKED, StreamRuntime
 from mocks.protocols.streaming.sender import StreamAction, StreamClock, serve_stream
+
+if TYPE_CHECKING:  # annotations only: an HTTP-only engine builds no stream config model
+    from mocks.protocols.streaming.config import ChunkedConfig
 
 CHUNKED_HEADERS = ((b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no"))
 

@@ -17,8 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mocks.protocols.streaming.names import KEEPALIVE_MINIMUM_SECONDS
-#: Events kept per mock for ``Last-Event-ID`` resumption when ``resume.bufferSize`` is not set.
-DEFAULT_BUFFER_SIZE = 100
+from mocks.protocols.streaming.names import DEFAULT_BUFFER_SIZE  # noqa: E402  (re-exported)
 #: Events per generator batch when ``generator.count`` is 0 or not set (behavior notes §9).
 DEFAULT_GENERATOR_COUNT = 100
 #: Default ``chunked.chunkSize`` in bytes (behavior notes §9).

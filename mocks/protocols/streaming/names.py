@@ -15,3 +15,6 @@ LLM_CHAT_NAMES = ("llm-chat", "openai-chat", "openai")
 NOTIFICATION_NAMES = ("notification-stream", "notification")
 #: Every ``sse.template`` name.
 TEMPLATE_NAMES = LLM_CHAT_NAMES + NOTIFICATION_NAMES
+
+#: Events kept per mock for ``Last-Event-ID`` resumption when ``resume.bufferSize`` is not set.
+DEFAULT_BUFFER_SIZE = 100

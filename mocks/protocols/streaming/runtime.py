@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from mocks.protocols.streaming.config import DEFAULT_BUFFER_SIZE
+from mocks.protocols.streaming.names import DEFAULT_BUFFER_SIZE
 
 #: Open SSE connections one process serves before answering 503 (behavior notes §9 and §18).
 DEFAULT_MAX_SSE_CONNECTIONS = 100

@@ -26,12 +26,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mocks.core.errors import ConfigError
 from mocks.core.templating import RenderContext, resolve_seed
 
-from mocks.protocols.streaming.config import SseConfig
 from mocks.protocols.streaming.events import (CompiledEvent, EventSequence, SseTiming, StaticSequence, compile_event,
                      compile_generator)
 from mocks.protocols.streaming.framing import MAX_EVENT_PAYLOAD_BYTES, SseEvent, SseFraming, payload_text
@@ -45,6 +44,9 @@ logger = logging.getLogger("mockd.streaming")
 
 SSE_HEADERS = ((b"cache-control", b"no-cache"), (b"connection", b"keep-alive"),
                (b"x-accel-buffering", b"no"))
+
+if TYPE_CHECKING:  # the model is imported where an sse block is compiled
+    from mocks.protocols.streaming.config import SseConfig
 
 #: Data of the ``error`` event ``termination: error`` sends when no ``finalEvent`` is set.
 DEFAULT_ERROR_DATA = '{"error":"stream_error","message":"The stream ended with an error"}'
@@ -272,6 +274,8 @@ def _event_id(item: SseEvent) -> str | None:
 
 def compile_sse_action(config: SseConfig, key_path: str) -> SseAction:
     """Compile ``http.sse`` (``key_path`` points at it). Raises :class:`ConfigError`."""
+    from mocks.protocols.streaming.config import SseConfig
+
     if not isinstance(config, SseConfig):
         raise ConfigError(key_path, "expected an sse object")
     return SseAction(config, key_path)
