@@ -125,6 +125,9 @@ class RunOptions:
         engine_host, engine_url: ``--engine-host``/``--engine-url`` (engine mode): the
             interface the engine-control port binds (default loopback), and the URL an admin
             reaches it at (default ``http://<engine host>:<port>``).
+        max_connections: ``serverConfig.maxConnections``: concurrent connections (and
+            requests in flight) the mock port serves per process before it answers 503
+            (None or 0: no cap).
     """
 
     full: bool = True
@@ -169,6 +172,7 @@ class RunOptions:
     join_api_key: str | None = field(default=None, repr=False)
     engine_host: str = "127.0.0.1"
     engine_url: str | None = None
+    max_connections: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -241,6 +245,8 @@ def apply_file_settings(options: RunOptions, config: Any) -> None:
     if options.max_body_size is None:
         options.max_body_size = (getattr(server_config, "max_body_size", None)
                                  or DEFAULT_MAX_BODY_SIZE)
+    if options.max_connections is None:
+        options.max_connections = getattr(server_config, "max_connections", None) or None
 
 
 def resolve_tls(options: RunOptions, config: Any) -> TlsSettings:
@@ -743,7 +749,11 @@ def _run_uvicorn(apps: list[tuple[str, Any, socket.socket]], options: RunOptions
                                 # state per connection and CPU per message; a mock server on
                                 # localhost gains nothing from it (clients fall back to
                                 # uncompressed frames, as the protocol allows).
-                                ws_per_message_deflate=False, **tls_options)
+                                ws_per_message_deflate=False,
+                                # serverConfig.maxConnections: past it uvicorn answers 503.
+                                limit_concurrency=(options.max_connections
+                                                   if name in ("data", "https") else None),
+                                **tls_options)
         servers.append((uvicorn.Server(config), sock))
 
     async def main() -> None:

@@ -193,7 +193,8 @@ class ServerConfig(_Strict):
             10 MiB, behavior notes §18); larger bodies get 413 ``body_too_large``.
         read_timeout, write_timeout: ``readTimeout``/``writeTimeout`` in seconds (parsed;
             default 30).
-        max_connections: ``maxConnections``: concurrent connection cap (parsed; 0 = none).
+        max_connections: ``maxConnections``: concurrent connections and requests in flight on
+            the mock port, per process, before it answers 503 (0 or unset: no cap).
         tls, mtls, cors, rate_limit, chaos: the blocks above (``rateLimit`` for rate_limit).
         state_store: ``stateStore``: Redis URL keeping the tables
             (``redis://host:port/db``) so that engine replicas share them; ``--state-store``

@@ -44,8 +44,12 @@ def hello_request(name: str) -> bytes:
     return (b"\x0a" + encode_length(len(data)) + data) if data else b""
 
 
+#: serverConfig.maxConnections of the module's server.
+MAX_CONNECTIONS = 40
+
+
 def limits_config(grpc_port: int) -> dict:
-    return {"version": "1.0", "mocks": [
+    return {"version": "1.0", "serverConfig": {"maxConnections": MAX_CONNECTIONS}, "mocks": [
         {"id": "numbered", "type": "http", "http": {
             "matcher": {"method": "GET", "path": "/n/{n}"},
             "response": {"statusCode": 200, "body": "ok"}}},
@@ -239,3 +243,25 @@ def test_request_head_over_64_kib_gets_431_and_never_reaches_the_log(server, adm
     if port_of == "data":
         paths = [entry["path"] for entry in admin.get("/requests", params={"limit": 50}).json()["requests"]]
         assert "/head-limit/fits" in paths and "/head-limit/big" not in paths
+
+
+def test_mock_port_connections_past_max_connections_get_503(server):
+    port = int(server.base.rsplit(":", 1)[1])
+    request = b"GET /n/1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+            for _ in range(MAX_CONNECTIONS)]
+    try:
+        deadline = time.monotonic() + TIMEOUT  # the server counts them as they are accepted
+        while (refused := _raw_answer(port, request)).startswith(b"HTTP/1.1 200") \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert refused.startswith(b"HTTP/1.1 503 "), refused[:200]
+    finally:
+        for sock in idle:
+            sock.close()
+    deadline = time.monotonic() + TIMEOUT
+    while not (served := _raw_answer(port, request)).startswith(b"HTTP/1.1 200") \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert served.startswith(b"HTTP/1.1 200 "), served[:200]
+
