@@ -12,9 +12,10 @@ mode) and ``maxBodySize`` are applied by :mod:`mockd_project.runner`; ``maxLogEn
 the request log; ``cors`` shapes the data-plane CORS policy (:mod:`mocks.engine.cors`);
 ``httpsPort``, ``tls`` and ``mtls`` (and the ``server`` block) are merged into one
 :class:`TlsSettings` by :func:`tls_settings_from_file`, which the runner's HTTPS listener
-uses; ``chaos`` (the model of :mod:`chaos.config`) is applied when the engine starts. The
-other keys (``rateLimit``, timeouts, ``maxConnections``, ``logRequests``) are validated and
-kept for the features that will use them.
+uses; ``chaos`` (the model of :mod:`chaos.config`) is applied when the engine starts;
+``maxConnections`` caps the mock port's connections (the runner). The other keys
+(``rateLimit``, timeouts, ``logRequests``) are validated and kept for the features that will
+use them.
 
 Source: behavior notes §4 (``serverConfig.cors``, ``serverConfig.rateLimit``), §14
 (``serverConfig`` keys, the ``server`` block as an alternative), §18 (limits); SPEC "TLS
