@@ -178,20 +178,28 @@ def test_requests_session_goes_to_the_server(fresh):
 
 def test_async_form_does_not_block_the_loop():
     async def main() -> None:
-        ticks = 0
+        phase = "starting"
+        ticks = {"starting": 0, "serving": 0, "stopping": 0, "stopped": 0}
 
         async def tick() -> None:
-            nonlocal ticks
             while True:
-                ticks += 1
+                ticks[phase] += 1
                 await asyncio.sleep(0.001)
 
+        # The ticker first runs at main's first await: inside the server's start when that
+        # start waits on a thread, only after it when the start blocks the loop.
         ticker = asyncio.create_task(tick())
-        async with MockServer(mocks=[http("GET", "/a", body="async")]) as server:
+        server = MockServer(mocks=[http("GET", "/a", body="async")])
+        async with server:
+            phase = "serving"
             async with server.async_client() as client:
                 assert (await client.get("/a")).text == "async"
+            phase = "stopping"
+        phase = "stopped"
+        await asyncio.sleep(0.01)
         ticker.cancel()
-        assert ticks > 3  # the loop kept running while the server started and stopped
+        assert ticks["starting"] >= 1, ticks  # the loop ran while the server started
+        assert ticks["stopping"] >= 1, ticks  # and while it stopped
 
     asyncio.run(asyncio.wait_for(main(), 30))
 
