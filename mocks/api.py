@@ -42,8 +42,6 @@ from mocks.engine.requestlog import QueryParameterError, parse_request_filter
 from mocks.protocols import MOCK_TYPES
 from mocks.protocols.grpc.port_sharing import merge_into_port_owner
 from mocks.protocols.mqtt.port_sharing import merge_into_port_owner as merge_mqtt_into_port_owner
-from mocks.protocols.grpc.control import grpc_ports
-from mocks.protocols.mqtt.control import mqtt_ports
 from mocks.control.errors import AdminError, validation_error
 from mocks.control.mock_changes import MockFilter
 
@@ -171,6 +169,9 @@ def ports(request: HttpRequest, verbose: bool = False) -> dict[str, Any]:
     control = runtime.control
     if control is not None and hasattr(control, "engine"):
         # gRPC servers (behavior notes §1: after the engine rows); a read-only look.
+        from mocks.protocols.grpc.control import grpc_ports  # lists no server before one runs
+        from mocks.protocols.mqtt.control import mqtt_ports
+
         rows += grpc_ports(control)
         rows += mqtt_ports(control)
     return {"ports": rows}

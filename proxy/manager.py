@@ -20,12 +20,13 @@ import logging
 import os
 import time
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from proxy.ca import CAError, CertificateAuthority, ca_exists, generate_ca, load_ca
 from proxy.recording import DEFAULT_BODY_CAP, Filters, RecordingRedaction
-from proxy.server import (FALLTHROUGHS, MODES, ProxyServer, ProxySettings, bind_check,
-                          upstream_context)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from proxy.ca import CertificateAuthority
+    from proxy.server import ProxyServer
 
 log = logging.getLogger("mockd.proxy")
 
@@ -51,6 +52,8 @@ def _invalid(message: str) -> ProxyError:
 
 
 def _mode(value: Any) -> str:
+    from proxy.server import MODES  # h11, httptools: on the proxy's first use
+
     if value not in MODES:
         raise ProxyError(400, "invalid_mode",
                          f"mode must be one of {', '.join(MODES)}, not {value!r}")
@@ -110,6 +113,8 @@ class ProxyManager:
         return None if data_dir is None else Path(data_dir) / DEFAULT_CA_DIR
 
     def _load(self, directory: Path) -> CertificateAuthority | None:
+        from proxy.ca import CAError, load_ca  # cryptography: on the CA's first use
+
         if self._ca is not None and self._ca.directory == directory and \
                 (directory / "ca.crt").exists():
             return self._ca
@@ -142,6 +147,8 @@ class ProxyManager:
             raise ProxyError(503, "no_data_dir", "the server has no data directory")
         directory = relative_ca_dir(Path(data_dir), DEFAULT_CA_DIR if ca_path is None
                                     else ca_path)
+        from proxy.ca import CAError, ca_exists, generate_ca
+
         if ca_exists(directory):
             raise ProxyError(409, "ca_exists",
                              f"a CA already exists in {directory}; download it with GET "
@@ -220,6 +227,9 @@ class ProxyManager:
         host = body.get("host", "127.0.0.1")
         if not isinstance(host, str) or not host or len(host) > 255:
             raise _invalid("host must be an interface address such as 127.0.0.1")
+        from proxy.server import (FALLTHROUGHS, ProxyServer, ProxySettings, bind_check,
+                                  upstream_context)
+
         fallthrough = str(body.get("fallthrough", "502"))
         if fallthrough not in FALLTHROUGHS:
             raise _invalid(f"fallthrough must be one of {', '.join(FALLTHROUGHS)}, not "
@@ -288,6 +298,8 @@ class ProxyManager:
         return str(path)
 
     def _start_ca(self, data_dir: Path | None, ca_path: Any) -> CertificateAuthority | None:
+        from proxy.ca import CAError, generate_ca
+
         if ca_path is None:
             directory = self._ca_dir(data_dir)
             return self._load(directory) if directory is not None else None

@@ -26,14 +26,24 @@ Source: SPEC "WebSocket, gRPC, MQTT and SOAP administration" (gRPC: "list server
 ``{servers: [{id, address, running}], count}``; server status"); behavior notes §1 ("gRPC
 streams: GET ``/grpc/connections``, GET/DELETE ``/grpc/connections/{id}``, GET
 ``/grpc/stats``. GET ``/grpc`` → ``{mocks, total, count}``; also ``servers``"). Django-free.
+
+The gRPC server module (grpc, protobuf, graphql-core) is imported on the first call that
+needs the hub; a view of the servers (``/ports``, ``GET /grpc``) finds none without importing
+it while no gRPC mock has compiled (no :class:`GrpcPortService` can exist before its module is
+loaded), so an admin API serving HTTP mocks only never loads grpc.
 """
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from mocks.protocols.grpc.server import GrpcPortService, hub_of, timestamp
+if TYPE_CHECKING:  # pragma: no cover
+    from mocks.protocols.grpc.server import GrpcPortService
+
+SERVER_MODULE = "mocks.protocols.grpc.server"
 
 _STATUS = re.compile(r"^/grpc/([^/]+)/status$")
 _CONNECTION = re.compile(r"^/grpc/connections/([^/]+)$")
@@ -41,8 +51,22 @@ SERVER_NOT_FOUND = {"error": "not_found", "message": "gRPC server not found"}
 CALL_NOT_FOUND = {"error": "not_found", "message": "gRPC connection not found"}
 
 
+def _server() -> ModuleType:
+    """:mod:`mocks.protocols.grpc.server`, imported on first use (it loads grpc)."""
+    from mocks.protocols.grpc import server
+
+    return server
+
+
+def _service_class() -> type | None:
+    """:class:`GrpcPortService` when its module is loaded; None before (then no instance
+    exists)."""
+    module = sys.modules.get(SERVER_MODULE)
+    return getattr(module, "GrpcPortService", None)
+
+
 def _hub(control: Any) -> Any:
-    return hub_of(control.engine.shared_state)
+    return _server().hub_of(control.engine.shared_state)
 
 
 def _grpc_mocks(control: Any) -> list[Any]:
@@ -51,13 +75,17 @@ def _grpc_mocks(control: Any) -> list[Any]:
 
 def _services(control: Any) -> dict[int, GrpcPortService]:
     """Port -> the service the live snapshot wants for it."""
+    kind = _service_class()
+    if kind is None:
+        return {}
     return {service.port: service for service in control.engine.snapshot.services.values()
-            if isinstance(service, GrpcPortService)}
+            if isinstance(service, kind)}
 
 
 def _running(control: Any, port: int) -> GrpcPortService | None:
+    kind = _service_class()
     service = control.engine.listeners.running.get(f"grpc:{port}")
-    return service if isinstance(service, GrpcPortService) and service.running else None
+    return service if kind and isinstance(service, kind) and service.running else None
 
 
 def _server_row(control: Any, port: int, service: GrpcPortService) -> dict[str, Any]:
@@ -125,7 +153,8 @@ async def grpc_status(control: Any, server_id: str) -> dict[str, Any] | None:
         last = event.received_at
     out.update(requestCount=requests, errorCount=errors)
     if first is not None:
-        out.update(firstRequestAt=timestamp(first), lastRequestAt=timestamp(last))
+        out.update(firstRequestAt=_server().timestamp(first),
+                   lastRequestAt=_server().timestamp(last))
     return out
 
 

@@ -31,13 +31,14 @@ from typing import Any
 from mocks.control import documents, errors
 from mocks.core.errors import ConfigError
 from mocks.control.port_sharing import port_owner, save_merged
-from mocks.protocols.grpc.protos import content_file_name, load_protos
 
 
 def _served(mock_config: Any, mock_id: str, conflict: bool = False) -> dict[str, set[str]]:
     """Service full name -> method names served by a validated ``grpc`` block. A block that
     does not compile is 400 ``validation_error``, or 409 ``service_conflict`` with
     ``conflict`` (a merged block)."""
+    from mocks.protocols.grpc.protos import load_protos  # protobuf, on a gRPC mock's merge
+
     try:
         protos = load_protos(mock_config, "grpc", Path("."), (), mock_id)
     except ConfigError as error:
@@ -71,6 +72,8 @@ def merged_config(target: dict[str, Any], incoming: dict[str, Any],
     if content and not target.get("protoContent"):
         out["protoContent"] = content
     elif content and content != target["protoContent"]:
+        from mocks.protocols.grpc.protos import content_file_name
+
         name = content_file_name(incoming_id)
         while name in sources or name in added:
             name = f"{name[:-len('.proto')]}-merged.proto"

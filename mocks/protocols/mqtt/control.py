@@ -58,19 +58,28 @@ its engine's live snapshot, listener supervisor and MQTT hub on the engine loop.
 Source: SPEC "WebSocket, gRPC, MQTT and SOAP administration" (MQTT: list brokers, status,
 recording, recordings filters and convert body); behavior notes §1 (MQTT brokers, clients
 and recordings routes, ``/ports`` rows). Django-free.
+
+The broker module (amqtt) and the recordings module (topic matching) are imported on the
+first call that needs them; a view of the brokers (``/ports``, ``GET /mqtt``) finds none
+without importing them while no MQTT mock has compiled (no :class:`MqttPortService` can
+exist before its module is loaded), so an admin API serving HTTP mocks only never loads amqtt.
 """
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from datetime import datetime, timezone
 
 from mocks.core.recordings import (RecordingQueryError, convert_body, hub_routes,
                                    route_recordings)
-from mocks.protocols.mqtt.broker import MqttPortService, hub_of
-from mocks.protocols.mqtt.recordings import convert, select, statistics
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mocks.protocols.mqtt.broker import MqttPortService
+
+BROKER_MODULE = "mocks.protocols.mqtt.broker"
 
 _STATUS = re.compile(r"^/mqtt/([^/]+)/status$")
 _RECORD = re.compile(r"^/mqtt/([^/]+)/record/(start|stop)$")
@@ -87,18 +96,51 @@ def utc_timestamp(epoch: float) -> str:
 
 
 def _hub(control: Any) -> Any:
+    from mocks.protocols.mqtt.broker import hub_of  # amqtt, on first use
+
     return hub_of(control.engine.shared_state)
+
+
+def _service_class() -> type | None:
+    """:class:`MqttPortService` when its module is loaded; None before (then no instance
+    exists)."""
+    return getattr(sys.modules.get(BROKER_MODULE), "MqttPortService", None)
+
+
+def select(entries: Any, query: dict[str, str]) -> dict[str, Any]:
+    """:func:`mocks.protocols.mqtt.recordings.select`, imported on first use."""
+    from mocks.protocols.mqtt import recordings
+
+    return recordings.select(entries, query)
+
+
+def statistics(entries: Any, **options: Any) -> dict[str, Any]:
+    """:func:`mocks.protocols.mqtt.recordings.statistics`, imported on first use."""
+    from mocks.protocols.mqtt import recordings
+
+    return recordings.statistics(entries, **options)
+
+
+def convert(entries: Any, **options: Any) -> dict[str, Any]:
+    """:func:`mocks.protocols.mqtt.recordings.convert`, imported on first use."""
+    from mocks.protocols.mqtt import recordings
+
+    return recordings.convert(entries, **options)
 
 
 def _services(control: Any) -> dict[int, MqttPortService]:
     """Port -> the service the live snapshot wants for it."""
+    kind = _service_class()
+    if kind is None:
+        return {}
     return {service.port: service for service in control.engine.snapshot.services.values()
-            if isinstance(service, MqttPortService)}
+            if isinstance(service, kind)}
 
 
 def _running(control: Any, port: int) -> MqttPortService | None:
+    kind = _service_class()
     service = control.engine.listeners.running.get(f"mqtt:{port}")
-    return service if isinstance(service, MqttPortService) and service.running else None
+    return service if kind and isinstance(service, kind) and service.running else None
 
 
 def _row(control: Any, service: MqttPortService) -> dict[str, Any]:
