@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from mockd_project import __version__
 from mockd_project.paths import ensure_private_dir, write_private_file
@@ -319,6 +319,30 @@ def _unlink(path: Path) -> None:
         path.unlink()
     except OSError:
         pass
+
+
+# ---------------------------------------------------------------------------- exit
+
+
+def end_process(status: int) -> NoReturn:
+    """End a server process that has stopped serving with exit ``status``, as the interpreter
+    would, minus its teardown: join the non-daemon threads and run the thread-pool and
+    ``atexit`` callbacks (the recording store's close, logging's flush), flush stdout and
+    stderr, then ``os._exit(status)``. Freeing every module and object of a full server
+    (Django, ninja, pydantic models) one by one costs 0.2-0.4 s of CPU per stop and leaves
+    nothing behind that the operating system does not free anyway."""
+    import atexit
+
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is not None:
+        shutdown()  # what the interpreter does first when the main thread returns
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass  # closed or replaced: nothing left to write
+    os._exit(status)
 
 
 # ---------------------------------------------------------------------------- superuser

@@ -27,7 +27,7 @@ import ssl
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from mocks.engine.control import EngineControl, EngineControlApp
 from mocks.engine.core import DEFAULT_MAX_BODY_SIZE, Engine
@@ -550,7 +550,15 @@ def _log_capacity(options: RunOptions, config: Any) -> int:
         return 1000
 
 
-def run_server(options: RunOptions) -> int:
+def run_server(options: RunOptions) -> NoReturn:
+    """Run until stopped, then end the process with its exit status (0 on a clean stop)
+    without the interpreter's teardown (:func:`mockd_project.daemon.end_process`)."""
+    from mockd_project.daemon import end_process
+
+    end_process(serve(options))
+
+
+def serve(options: RunOptions) -> int:
     """Run until stopped; returns the process exit status (0 on a clean stop)."""
     logging.basicConfig(level=options.log_level.upper(), format="%(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
