@@ -216,7 +216,8 @@ def test_never_recorded(mockd):
     assert "--mockd-record" in output
 
 
-def test_xdist_workers_have_their_own_ports(pytester: pytest.Pytester) -> None:
+def test_xdist_workers_have_their_own_ports(pytester: pytest.Pytester,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     out = pytester.path / "ports"
     out.mkdir()
     pytester.makepyfile(test_inner=f'''
@@ -229,8 +230,12 @@ def test_port(mockd, n):
     with open(os.path.join({str(out)!r}, worker), "a") as handle:
         handle.write(f"{{mockd.port}}\\n")
 ''')
-    result = pytester.runpytest_subprocess("-p", "no:django", "-p", "no:cacheprovider",
-                                           "-q", "-n", "2", timeout=120)
+    # Only the two plugins under test: autoloading every installed plugin (pytest-django,
+    # hypothesis, schemathesis, playwright...) in the runner and both workers costs ~4 s CPU.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    result = pytester.runpytest_subprocess("-p", "mockd.pytest_plugin", "-p", "xdist.plugin",
+                                           "-p", "no:cacheprovider", "-q", "-n", "2",
+                                           timeout=120)
     result.assert_outcomes(passed=6)
     ports = {path.name: set(path.read_text().split()) for path in Path(out).iterdir()}
     assert sorted(ports) == ["gw0", "gw1"], ports
