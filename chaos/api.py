@@ -38,7 +38,6 @@ from django.http import HttpRequest
 from ninja import Router
 
 from chaos.control import ChaosError, profile_document
-from chaos.profiles import profile_documents
 from mocks.api import engine_control, json_body
 from mocks.control import openapi_docs as oa
 from mocks.control.errors import AdminError
@@ -144,6 +143,8 @@ for _action, _summary in (("trip", "Trip a circuit breaker (open)"),
     {200: [_PROFILE]}))
 def list_profiles(request: HttpRequest) -> list[dict[str, Any]]:
     """``[{name, description, config}]`` sorted by name."""
+    from chaos.profiles import profile_documents  # the chaos config model, on first use
+
     return profile_documents()
 
 

@@ -13,10 +13,12 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Libraries of protocols and features an HTTP-only admin API never uses at start.
 LIBRARIES = ("grpc", "google.protobuf", "graphql", "amqtt", "lxml", "oauthlib", "authlib",
              "jwt", "cryptography", "zeep", "h11")
-#: Our modules that load those libraries: the protocol servers, the proxy's CA and server.
+#: Our modules that load those libraries or build models an HTTP-only start does not use: the
+#: protocol servers and handlers, the proxy's CA and server, the chaos config model.
 SERVERS = ("mocks.protocols.grpc.server", "mocks.protocols.grpc.protos",
-           "mocks.protocols.mqtt.broker", "mocks.protocols.mqtt.recordings", "proxy.ca",
-           "proxy.server")
+           "mocks.protocols.mqtt.broker", "mocks.protocols.mqtt.recordings",
+           "mocks.protocols.soap.handler", "mocks.protocols.websocket.session", "proxy.ca",
+           "proxy.server", "chaos.config")
 
 #: The admin URLconf as the first admin request loads it in ``mockd start``, the runner, and
 #: the ``GET /ports`` rows of gRPC servers and MQTT brokers of an engine serving neither.

@@ -50,14 +50,21 @@ recordings ...; convert ...; export all"); behavior notes §1 ("SOAP: GET ``/soa
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mocks.core.recordings import (RecordingQueryError, convert_body, hub_routes,
                                    route_recordings)
-from mocks.protocols.soap.handler import SoapEndpoint
 from mocks.protocols.soap.recordings import convert, hub_of, select, statistics
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mocks.protocols.soap.handler import SoapEndpoint
+
+#: The SOAP handler module (its config model and WSDL code): loaded when a SOAP mock
+#: compiles, never by these views (no :class:`SoapEndpoint` exists before it is loaded).
+HANDLER_MODULE = "mocks.protocols.soap.handler"
 
 _STATUS = re.compile(r"^/soap/([^/]+)/status$")
 _RECORD = re.compile(r"^/soap/([^/]+)/record/(start|stop)$")
@@ -74,9 +81,12 @@ def utc_timestamp(epoch_seconds: float) -> str:
 def _endpoints(control: Any) -> dict[str, SoapEndpoint]:
     snapshot = control.engine.snapshot
     found: dict[str, SoapEndpoint] = {}
+    kind = getattr(sys.modules.get(HANDLER_MODULE), "SoapEndpoint", None)
+    if kind is None:
+        return found
     for mock_id, entry in snapshot.routed.items():
         for route in entry.output.routes:
-            if isinstance(route.action, SoapEndpoint):
+            if isinstance(route.action, kind):
                 found[mock_id] = route.action
     return found
 

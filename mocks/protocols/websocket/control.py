@@ -33,13 +33,17 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import sys
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import orjson
 
 from mocks.protocols.websocket.hub import WebSocketHub
-from mocks.protocols.websocket.session import WebSocketEndpoint
+
+#: The WebSocket endpoint module (its config model and compiled scripts): loaded when a
+#: WebSocket mock compiles, never by these views (no endpoint exists before it is loaded).
+SESSION_MODULE = "mocks.protocols.websocket.session"
 
 #: ``type`` values of an outgoing message sent by the admin.
 MESSAGE_TYPES = ("text", "binary")
@@ -126,9 +130,10 @@ def endpoint_documents(routes: Iterable[Any], hub: WebSocketHub) -> list[dict[st
     left out.
     """
     documents: list[dict[str, Any]] = []
+    kind = getattr(sys.modules.get(SESSION_MODULE), "WebSocketEndpoint", None)
     for route in routes:
         endpoint = route.app
-        if not isinstance(endpoint, WebSocketEndpoint):
+        if kind is None or not isinstance(endpoint, kind):
             continue
         compiled = endpoint.compiled
         document: dict[str, Any] = {"mockId": route.mock_id}
