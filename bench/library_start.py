@@ -14,17 +14,24 @@ Each of ``--runs`` fresh Python processes times, from before ``import mockd``:
 * ``reset``: ``reset()`` with the mocks unchanged and after ``add()`` of one mock (the
   per-test reset of the pytest plugin), median and p95 over ``--resets`` calls.
 
+Before timing, the project's modules of each tree are compiled to bytecode (``compileall``),
+as an installed package has them: with ``PYTHONDONTWRITEBYTECODE`` set (as on the project's
+machines) a module edited since its last ``.pyc`` is otherwise compiled from source in every
+process, which times the compiler, not mockd (``--stale-bytecode`` keeps the tree as it is).
+
 Figures are medians over the processes, in milliseconds. Only 127.0.0.1 is contacted;
 every loop is bounded. ``--alternate DIR`` runs another checkout of the project (a ``git
 archive`` or worktree of an older commit, with this virtualenv) process for process with
 this one, so a load change on the machine hits both columns alike.
 
-Usage: ``.venv/bin/python bench/library_start.py [--runs 5] [--resets 200] [--alternate DIR]``
+Usage: ``.venv/bin/python bench/library_start.py [--runs 5] [--resets 200] [--alternate DIR]
+[--stale-bytecode]``
 """
 from __future__ import annotations
 
 import argparse
 import json
+import compileall
 import os
 import statistics
 import subprocess
@@ -93,21 +100,35 @@ def one_process(tree: Path, resets: int) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def compile_tree(tree: Path) -> None:
+    """Write up-to-date bytecode for the project's packages of ``tree`` (its top-level
+    folders holding an ``__init__.py``, tests left out), as installing the package does."""
+    for child in sorted(tree.iterdir()):
+        if child.name != "tests" and (child / "__init__.py").is_file():
+            compileall.compile_dir(str(child), maxlevels=20, quiet=2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--resets", type=int, default=200)
     parser.add_argument("--alternate", type=Path, default=None, metavar="DIR",
                         help="another checkout run process for process with this one")
+    parser.add_argument("--stale-bytecode", action="store_true",
+                        help="do not compile the trees' modules first (see the docstring)")
     args = parser.parse_args()
     trees = [ROOT] + ([args.alternate.resolve()] if args.alternate is not None else [])
+    if not args.stale_bytecode:
+        for tree in trees:
+            compile_tree(tree)
     runs: dict[Path, list[dict[str, float]]] = {tree: [] for tree in trees}
     resets = max(1, min(args.resets, 10000))
     for _ in range(max(1, min(args.runs, 50))):
         for tree in trees:  # alternating: a load change on the machine hits both
             runs[tree].append(one_process(tree, resets))
     count = len(runs[ROOT])
-    print(f"mockd library, {count} processes per tree (medians; ms)")
+    bytecode = "as found" if args.stale_bytecode else "compiled first"
+    print(f"mockd library, {count} processes per tree (medians; ms; bytecode {bytecode})")
     if len(trees) > 1:
         print(f"  {'':<45} {'this tree':>8}   {'alternate':>9}   ({trees[1]})")
     for key, label in LABELS:

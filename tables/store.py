@@ -35,13 +35,13 @@ from mocks.core.errors import ConfigError
 from tables import errors
 from tables.errors import TableError
 from tables.ids import Clock, id_key, new_prefixed, new_short, new_uuid, numeric_id, ulids, value_text
-from tables.query import (ListMeta, expand_names, matches_filters, paginate, parse_list_query,
-                    sort_items, without_absent_fields)
 from tables.transforms import CompiledTransform, compile_transform
-from tables.validation import TableValidator, ValidationIssue, compile_validator
 
 if TYPE_CHECKING:  # annotations only: an engine without tables builds no table model
     from tables.config import TableConfig
+    # Loaded with the first table (its validation) or list query instead.
+    from tables.query import ListMeta
+    from tables.validation import TableValidator, ValidationIssue
 
 #: Fields the service sets on every stored item (never taken from a body).
 TIMESTAMP_FIELDS = ("createdAt", "updatedAt")
@@ -158,6 +158,8 @@ class TableDefinition:
         self.max_items = config.max_items
         self.relationships = {name: RelationshipTarget(target.table, target.field)
                               for name, target in config.relationships.items()}
+        from tables.validation import compile_validator
+
         self.validator: TableValidator | None = compile_validator(config.validation,
                                                                   config.seed_data)
         self.transform: CompiledTransform | None = compile_transform(config.response)
@@ -421,6 +423,9 @@ class RuntimeTable:
                                                                 ListMeta, tuple[str, ...]]:
         """``(page, meta, expand names)`` of a list query (filters AND-ed with the parent);
         a ``declared`` parameter that is no field of any item is not a filter."""
+        from tables.query import (matches_filters, paginate, parse_list_query, sort_items,
+                                  without_absent_fields)
+
         if declared and query:
             query = without_absent_fields(query, declared, self.items.values())
         parsed = parse_list_query(query)
@@ -609,7 +614,12 @@ class TableStore:
             raise errors.bad_request(table.name, f"item ID required for {action}")
         if action == "get":
             item = table.existing(item_id, request.parent)
-            names = expand_names(request.query) if request.query else ()
+            if request.query:
+                from tables.query import expand_names
+
+                names = expand_names(request.query)
+            else:
+                names = ()
             if names:
                 item = self.expand(definition, item, names)
             return OperationResult(action, definition, item=item)

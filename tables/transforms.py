@@ -27,10 +27,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from tables.errors import TableError
-from tables.query import ListMeta, time_nanoseconds
 
 if TYPE_CHECKING:  # annotations only
     from tables.config import ResponseTransform
+    from tables.query import ListMeta
 
 #: Default statuses of creates and deletes (behavior notes §6).
 DEFAULT_CREATE_STATUS = 201
@@ -179,6 +179,8 @@ def convert_timestamp(value: Any, form: str) -> Any:
     with whole seconds, ``Z``), ``rfc3339`` (unchanged). Unparsable values stay as they are."""
     if form in ("rfc3339", None) or not isinstance(value, str):
         return value
+    from tables.query import time_nanoseconds  # list queries' module, loaded on first use
+
     nanoseconds = time_nanoseconds(value)
     if nanoseconds is None:
         return value

@@ -1,8 +1,9 @@
 """The mockd library's builders (``mockd.builders``) and its import cost: every builder
 gives a mock the config schema accepts, keywords land on the documented keys, and importing
-``mockd`` loads no Django."""
+``mockd`` loads no Django (nor, for an HTTP-only server, anything its mocks do not use)."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -85,11 +86,46 @@ def test_methods_before_start_say_the_server_is_not_running():
         server.verify("x")
 
 
-def test_importing_mockd_loads_no_django():
-    code = ("import sys, mockd; from mockd import MockServer, http; "
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('django', 'ninja', 'channels', 'daphne') or m in ('mocks.models', 'mocks.api')); "
-            "print(','.join(bad))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60, check=True)
-    assert out.stdout.strip() == ""
+#: What an HTTP-only ``MockServer`` never loads: other protocols' libraries, Django and the
+#: admin side, and the modules of features its mocks do not use (streams, tables, chaos,
+#: request validation, the WebSocket libraries, the HTTP client), each loaded on first use.
+NOT_LOADED_BY_AN_HTTP_SERVER = (
+    "grpc", "google.protobuf", "graphql", "amqtt", "lxml", "oauthlib", "authlib", "jwt",
+    "django", "ninja", "channels", "daphne", "mocks.api", "mocks.models", "yaml",
+    "mocks.protocols.streaming.config", "mocks.protocols.streaming.actions", "tables.config",
+    "tables.query", "tables.validation", "mocks.protocols.http.validation", "chaos.config",
+    "chaos.injector", "mocks.server_config", "websockets", "wsproto", "httpx")
+
+LIBRARY_START = """
+import http.client, json, sys
+import mockd
+imported = sorted(sys.modules)
+server = mockd.MockServer(mocks=[mockd.http("GET", "/ping", body="ok", id="ping"),
+                                 mockd.http("POST", "/users/{id}", status=201,
+                                            json={"id": "{{request.pathParam.id}}"})])
+server.start()
+connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+connection.request("GET", "/ping")
+answer = connection.getresponse().read().decode()
+connection.close()
+server.stop()
+print(json.dumps({"imported": imported, "started": sorted(sys.modules), "answer": answer}))
+"""
+
+
+def _among(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return sorted({wanted for name in modules for wanted in names
+                   if name == wanted or name.startswith(wanted + ".")})
+
+
+def test_an_http_only_mock_server_loads_only_what_its_mocks_use():
+    """``import mockd`` loads no config model, engine or server module (they load with the
+    first server); a started HTTP-only server that answered a request has loaded none of
+    :data:`NOT_LOADED_BY_AN_HTTP_SERVER`. One subprocess."""
+    done = subprocess.run([sys.executable, "-c", LIBRARY_START], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["answer"] == "ok"
+    assert _among(seen["imported"], ("pydantic", "mocks", "tables", "uvicorn", "uvloop")) == []
+    assert _among(seen["started"], NOT_LOADED_BY_AN_HTTP_SERVER) == []

@@ -260,12 +260,15 @@ def test_validating_an_http_only_config_imports_no_other_config_module():
 def test_mockd_engine_with_an_http_only_config_builds_no_table_or_stream_model(
         engine_start_modules):
     """An HTTP-only engine start does not import the table config schema (the table runtime
-    names its models in annotations only) and builds no model of the streaming schema (whose
-    event compilers it imports), nor ``serverConfig``'s (``defer_build``; the ``http`` block
-    names them through :class:`~mocks.core.lazymodel.LazyModel`)."""
+    names its models in annotations only), nor the streaming schema and its event compilers
+    (loaded by the first ``sse``/``chunked`` mock), nor the table list-query and validation
+    rules and the HTTP request validation (loaded by the first table or ``http.validation``),
+    and builds no model of ``serverConfig`` (``defer_build``; the ``http`` block names them
+    through :class:`~mocks.core.lazymodel.LazyModel`)."""
     built = [name for name in engine_start_modules if name.startswith("built:")]
-    assert _among(engine_start_modules, ("tables.config",)) == []
-    assert "mocks.protocols.streaming.config" in engine_start_modules
+    assert _among(engine_start_modules, (
+        "tables.config", "mocks.protocols.streaming.config", "mocks.protocols.streaming.actions",
+        "tables.query", "tables.validation", "mocks.protocols.http.validation")) == []
     assert built == []
     # Nor pydantic's optional parts: the v1 shim and the e-mail validator.
     assert _among(engine_start_modules, ("pydantic.v1", "email_validator")) == []

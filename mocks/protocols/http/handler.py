@@ -20,8 +20,6 @@ from mocks.protocols.http.config import HttpMock
 from mocks.protocols.http.matcher import Candidate, compile_matcher, precedence_key
 from mocks.protocols.http.scenarios import ScenarioStore, scenario_action, scenario_condition
 from mocks.protocols.http.sequence import ResponseSequence
-from mocks.protocols.http.validation import compile_request_validation, validating_action
-from mocks.protocols.streaming.actions import compile_stream_action
 from tables.binding import BoundAction, binding_of
 from tables.store import TableStore
 
@@ -65,7 +63,11 @@ def compile_candidate(mock: Any, context: CompileContext) -> Candidate:
         binding = operation_binding(http.stateful_operation,
                                     f"{key_path}.http.statefulOperation")
     # Compiled before the action so that a bad rule is reported even for a bound mock.
-    validator = compile_request_validation(http.validation, f"{key_path}.http.validation")
+    validator = None
+    if http.validation is not None:  # the validation rules load with the first such mock
+        from mocks.protocols.http.validation import compile_request_validation
+
+        validator = compile_request_validation(http.validation, f"{key_path}.http.validation")
     action: Any
     if binding is not None:
         tables = context.tables if context.tables is not None else TableStore()
@@ -73,6 +75,9 @@ def compile_candidate(mock: Any, context: CompileContext) -> Candidate:
                              f"{key_path}.http.response", http.credential_query_params,
                              http.declared_query_params)
     elif http.sse is not None or http.chunked is not None:
+        # The SSE/chunked compilers (and their config models) load with the first stream.
+        from mocks.protocols.streaming.actions import compile_stream_action
+
         action = compile_stream_action(http, f"{key_path}.http", context.base_dir,
                                        context.body_file_roots)
     elif http.responses is not None:
@@ -84,7 +89,11 @@ def compile_candidate(mock: Any, context: CompileContext) -> Candidate:
     else:
         action = CompiledResponse(http.response, f"{key_path}.http.response", context.base_dir,
                                   context.body_file_roots)
-    action = validating_action(validator, scenario_action(mock, scenarios, action))
+    action = scenario_action(mock, scenarios, action)
+    if validator is not None:
+        from mocks.protocols.http.validation import validating_action
+
+        action = validating_action(validator, action)
     label = http.matcher.path or http.matcher.path_pattern or "*"
     return Candidate(mock_id=mock.id, name=mock.name, matcher=matcher,
                      key=precedence_key(matcher.specificity, matcher.condition_count,
