@@ -82,10 +82,19 @@ RUN_FIRST = ("test_admin_fuzz.py", "test_cli_server.py", "test_custom_operations
 
 def _run_order(item) -> tuple[int, int]:
     """Sort key: :data:`RUN_FIRST` files, then the other integration tests (real processes),
-    then the rest; a stable sort keeps each file's tests together and in order."""
+    then the unit tests, then the browser tests last; a stable sort keeps each file's tests
+    together and in order.
+
+    The browser tests come last because they share one Chromium per worker
+    (``tests/e2e/conftest.py``): Playwright's sync API keeps an event loop running in the
+    worker's main thread from the first browser test on, and a later test calling
+    ``asyncio.run`` would fail. pytest-xdist's ``loadfile`` hands files out in this order, so
+    a worker that has started a browser test only gets browser tests after it."""
     path = Path(str(item.path))
     if path.name in RUN_FIRST:
         return 0, RUN_FIRST.index(path.name)
+    if "e2e" in path.parts:
+        return 3, 0
     return (1 if "integration" in path.parts else 2), 0
 
 

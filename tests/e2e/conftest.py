@@ -76,11 +76,13 @@ def admin_api(dashboard_server) -> Iterator[httpx.Client]:
         yield client
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
-    """One headless Chromium per test module. Not per session: Playwright's sync API keeps an
-    asyncio event loop running in the main thread while it is started, and every later test
-    of the same worker that calls ``asyncio.run`` would fail."""
+    """One headless Chromium per test process (each pytest-xdist worker), shared by the test
+    modules, each test in a context of its own (:func:`page`). Playwright's sync API keeps an
+    asyncio event loop running in the main thread while it is started, so a later test of the
+    same worker calling ``asyncio.run`` would fail: ``tests/conftest.py`` runs the browser
+    tests after every other test."""
     executable = chromium_executable()
     from playwright.sync_api import sync_playwright
 
