@@ -15,7 +15,9 @@ Figures per run, in seconds:
 
 The environment is the tests' (``tests/helpers.isolated_env``): one shared admin-schema
 template (``MOCKD_SCHEMA_CACHE``, written by an uncounted warm-up run) and the cheap
-password hash of the first start's superuser; ``--plain`` drops both (a user's first start).
+password hash of the first start's superuser; ``--plain`` drops both, as a user's first
+start in a new data directory has them (PBKDF2 hashing in the background; the schema
+template under ``$HOME/.cache/mockd``, ``HOME`` being one folder per tree for all runs).
 Byte code is written under a temporary ``PYTHONPYCACHEPREFIX`` by the warm-up run and
 reused. ``--alternate DIR`` runs a second checkout (``PYTHONPATH=DIR``, e.g. a ``git
 worktree`` of an older commit) run for run with this one, so both see the same load.
