@@ -865,6 +865,8 @@ def _initial_config(config: str | Path | Mapping[str, Any] | None,
     from mocks.core.errors import ConfigError
     from mocks.loader import load_config_file, validate_config
 
+    if config is None and mocks:
+        return _mocks_document(list(mocks))
     try:
         if config is None:
             document: ConfigFile = validate_config({"version": "1.0"})
@@ -878,10 +880,13 @@ def _initial_config(config: str | Path | Mapping[str, Any] | None,
     except ConfigError as error:
         raise _config_error(error) from None
     if mocks:
-        extra = _validated_mocks(list(mocks))
+        # Dumped whole (not mock by mock): the config's serializer covers its mocks, so no
+        # other model is built for it.
+        merged = _dump(document)
+        merged["mocks"] = [*merged.get("mocks", []),
+                           *_dump(_mocks_document(list(mocks))).get("mocks", [])]
         try:
-            document = validate_config({**_dump(document), "mocks": [
-                *(_dump(mock) for mock in document.mocks), *(_dump(mock) for mock in extra)]})
+            document = validate_config(merged)
         except ConfigError as error:
             raise _config_error(error) from None
     return document
@@ -894,6 +899,13 @@ def _dump(model: Any) -> dict[str, Any]:
 def _validated_mocks(mocks: Iterable[Mapping[str, Any]]) -> list[Any]:
     """The mock models of ``mocks`` (ids given to those without one). Raises
     :class:`MockConfigError` naming the key (``mocks[<argument index>]...``)."""
+    return list(_mocks_document(mocks).mocks)
+
+
+def _mocks_document(mocks: Iterable[Mapping[str, Any]]) -> ConfigFile:
+    """The config holding ``mocks`` alone (ids given to those without one). Raises
+    :class:`MockConfigError` naming the key (``mocks[<argument index>]...``), a duplicate
+    id included."""
     from mocks.core.errors import ConfigError
     from mocks.loader import validate_config
 
@@ -904,7 +916,7 @@ def _validated_mocks(mocks: Iterable[Mapping[str, Any]]) -> list[Any]:
                                   f"result), got {type(mock).__name__}", f"mocks[{index}]")
         documents.append(dict(mock))
     try:
-        return list(validate_config({"version": "1.0", "mocks": documents}).mocks)
+        return validate_config({"version": "1.0", "mocks": documents})
     except ConfigError as error:
         raise _config_error(error) from None
 

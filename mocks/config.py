@@ -194,6 +194,8 @@ class RecordingConfig(Strict):
     recording storage).
     """
 
+    model_config = ConfigDict(defer_build=True)  # built inside ConfigFile, or on first use
+
     filter_headers: list[RedactionName] | None = Field(None, alias="filterHeaders")
     filter_query_params: list[RedactionName] | None = Field(None, alias="filterQueryParams")
     filter_body_keys: list[RedactionName] | None = Field(None, alias="filterBodyKeys")
