@@ -881,10 +881,12 @@ def _initial_config(config: str | Path | Mapping[str, Any] | None,
         raise _config_error(error) from None
     if mocks:
         # Dumped whole (not mock by mock): the config's serializer covers its mocks, so no
-        # other model is built for it.
-        merged = _dump(document)
+        # other model is built for it. Only what was set is dumped: a default written back
+        # would count as given when validated again (a bound mock's statusCode 200 would
+        # override its action's status).
+        merged = _dump_set(document)
         merged["mocks"] = [*merged.get("mocks", []),
-                           *_dump(_mocks_document(list(mocks))).get("mocks", [])]
+                           *_dump_set(_mocks_document(list(mocks))).get("mocks", [])]
         try:
             document = validate_config(merged)
         except ConfigError as error:
@@ -892,8 +894,9 @@ def _initial_config(config: str | Path | Mapping[str, Any] | None,
     return document
 
 
-def _dump(model: Any) -> dict[str, Any]:
-    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+def _dump_set(model: Any) -> dict[str, Any]:
+    """``model`` as the JSON document that gives it: the fields set, by their aliases."""
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
 
 
 def _validated_mocks(mocks: Iterable[Mapping[str, Any]]) -> list[Any]:

@@ -267,3 +267,17 @@ def test_a_running_server_loads_no_django():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_mocks_added_to_a_config_keep_what_was_left_unset():
+    """A bound mock whose response gives only headers answers with its action's status
+    (201 on create) whether it comes alone or beside a config: merging the two must not
+    turn the response's defaults (statusCode 200) into written values."""
+    create = {"id": "books-create", "type": "http", "http": {
+        "matcher": {"method": "POST", "path": "/books"},
+        "response": {"headers": {"X-Shelf": "a"}},
+        "statefulBinding": {"table": "books", "action": "create"}}}
+    with MockServer(config={"tables": [{"name": "books"}]}, mocks=[create]) as server:
+        created = httpx.post(server.url + "/books", json={"title": "Dune"}, trust_env=False)
+    assert created.status_code == 201, created.text
+    assert created.headers["X-Shelf"] == "a" and created.json()["title"] == "Dune"
