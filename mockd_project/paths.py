@@ -97,7 +97,8 @@ def write_private_file(path: Path, content: str | bytes, mode: int = 0o600) -> N
 
     The content goes to a new file under a random name in the same folder, opened with
     ``O_CREAT | O_EXCL | O_NOFOLLOW``, which is then renamed over ``path``: a symbolic link at
-    ``path`` is replaced, never followed, and a half-written file is never seen. Raises
+    ``path`` is replaced, never followed, and a half-written file is never seen (the content
+    is flushed to disk, ``fsync``, before the rename). Raises
     :class:`OSError` (the temporary file is removed).
     """
     data = content.encode("utf-8") if isinstance(content, str) else content
@@ -109,6 +110,10 @@ def write_private_file(path: Path, content: str | bytes, mode: int = 0o600) -> N
         with os.fdopen(descriptor, "wb") as handle:
             os.fchmod(handle.fileno(), mode)
             handle.write(data)
+            handle.flush()
+            # On disk before it takes the name: after a power loss the file holds the old
+            # content or the new one, never an empty one (keys, certificates, the pid file).
+            os.fsync(handle.fileno())
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
