@@ -1,5 +1,5 @@
-"""The environment of a benchmark's child processes (shared by ``engine_start.py`` and
-``cli_start.py``).
+"""The environment of a benchmark's child processes (shared by ``engine_start.py``,
+``full_start.py`` and ``cli_start.py``), and the arguments that pick the checkouts they run.
 
 :func:`child_env` returns a copy of ``os.environ`` without ``MOCKD_*`` and byte-code
 settings, then: ``MOCKD_DATA_DIR=<folder>/data``; ``PYTHONPATH=tree`` when ``tree`` is not
@@ -10,6 +10,7 @@ an installed mockd has it).
 """
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -28,3 +29,22 @@ def child_env(folder: Path, tree: Path, no_bytecode: bool) -> dict[str, str]:
     else:
         env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
     return env
+
+
+def add_tree_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--config`` (default ``examples/quickstart.yaml``), ``--tree`` (the checkout to run,
+    default this one) and ``--alternate DIR`` (another checkout run alternately with it, run
+    for run, so a load change on the machine hits both alike)."""
+    parser.add_argument("--config", type=Path, default=ROOT / "examples" / "quickstart.yaml")
+    parser.add_argument("--tree", type=Path, default=ROOT,
+                        help="project checkout to run (default: this one)")
+    parser.add_argument("--alternate", type=Path, default=None, metavar="DIR",
+                        help="another checkout run alternately with --tree, run for run")
+
+
+def trees_of(arguments: argparse.Namespace) -> list[Path]:
+    """The checkouts to run, resolved: ``[--tree]`` or ``[--tree, --alternate]``."""
+    trees = [arguments.tree.resolve()]
+    if arguments.alternate is not None:
+        trees.append(arguments.alternate.resolve())
+    return trees

@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchenv import ROOT, child_env
+from benchenv import add_tree_arguments, child_env, trees_of
 
 MOCKD = str(Path(sys.executable).parent / "mockd")
 
@@ -88,17 +88,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--timeout", type=float, default=20.0)
-    parser.add_argument("--config", type=Path, default=ROOT / "examples" / "quickstart.yaml")
-    parser.add_argument("--tree", type=Path, default=ROOT,
-                        help="project checkout to run (default: this one)")
-    parser.add_argument("--alternate", type=Path, default=None, metavar="DIR",
-                        help="another checkout run alternately with --tree, run for run")
+    add_tree_arguments(parser)
     parser.add_argument("--no-bytecode", action="store_true",
                         help="compile every module from source on each run")
     arguments = parser.parse_args()
-    trees = [arguments.tree.resolve()]
-    if arguments.alternate is not None:
-        trees.append(arguments.alternate.resolve())
+    trees = trees_of(arguments)
     times: dict[Path, list[tuple[float, float]]] = {tree: [] for tree in trees}
     config = arguments.config.resolve()
     with tempfile.TemporaryDirectory(prefix="mockd-bench-") as folder:

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import httpx
 
-from benchenv import ROOT, child_env
+from benchenv import add_tree_arguments, child_env, trees_of
 from engine_start import MOCKD, cpu_seconds
 
 
@@ -110,17 +110,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--timeout", type=float, default=30.0)
-    parser.add_argument("--config", type=Path, default=ROOT / "examples" / "quickstart.yaml")
-    parser.add_argument("--tree", type=Path, default=ROOT,
-                        help="project checkout to run (default: this one)")
-    parser.add_argument("--alternate", type=Path, default=None, metavar="DIR",
-                        help="another checkout run alternately with --tree, run for run")
+    add_tree_arguments(parser)
     parser.add_argument("--plain", action="store_true",
                         help="no shared schema template, real password hashing")
     arguments = parser.parse_args()
-    trees = [arguments.tree.resolve()]
-    if arguments.alternate is not None:
-        trees.append(arguments.alternate.resolve())
+    trees = trees_of(arguments)
     figures: dict[Path, list[tuple[float, float, float]]] = {tree: [] for tree in trees}
     config = arguments.config.resolve()
     with tempfile.TemporaryDirectory(prefix="mockd-bench-") as folder:
