@@ -146,6 +146,17 @@ export function render(root) {
     ], clients.connections || [], "No MQTT clients connected."));
   }
 
+  // What each list was last drawn from (JSON): a list is drawn again only when its answer
+  // changed, so a button under the pointer is not replaced every 2 s (a click landing while
+  // its row is swapped for an identical one would be lost).
+  const shown = new Map();
+  function changed(name, ...answers) {
+    const key = JSON.stringify(answers);
+    if (shown.get(name) === key) return false;
+    shown.set(name, key);
+    return true;
+  }
+
   let busy = false;
   let failed = false;
   async function refresh() {
@@ -155,10 +166,10 @@ export function render(root) {
       const [ws, sse, grpc, grpcCalls, mqtt, mqttClients] = await Promise.all([
         get("/websocket/connections"), get("/sse/connections"), get("/grpc"),
         get("/grpc/connections"), get("/mqtt"), get("/mqtt-connections")]);
-      replace(sections.websocket, websocketTable(ws));
-      replace(sections.sse, sseTable(sse));
-      grpcTables(grpc, grpcCalls);
-      mqttTables(mqtt, mqttClients);
+      if (changed("websocket", ws)) replace(sections.websocket, websocketTable(ws));
+      if (changed("sse", sse)) replace(sections.sse, sseTable(sse));
+      if (changed("grpc", grpc, grpcCalls)) grpcTables(grpc, grpcCalls);
+      if (changed("mqtt", mqtt, mqttClients)) mqttTables(mqtt, mqttClients);
       updated.textContent = `updated ${new Date().toLocaleTimeString()}`;
       failed = false;
     } catch (error) {
