@@ -108,6 +108,7 @@ export async function render(root) {
     ], profiles, "No profiles."));
   }
 
+  let shownFaults = null; // the JSON of the faults answer the table shows
   async function loadLive() {
     const [stats, faults] = await Promise.all([get("/chaos/stats"), get("/chaos/faults")]);
     const byType = Object.entries(stats.faultsByType || {}).filter(([, n]) => n);
@@ -116,6 +117,11 @@ export async function render(root) {
         h("div", { class: "card" }, h("div", { class: "muted" }, label),
           h("div", { class: "value", dataset: { stat: key } }, String(stats[key] ?? 0))))),
       byType.length ? h("p", { class: "muted" }, "By fault: ", byType.map(([t, n]) => `${t} ${n}`).join(" · ")) : null);
+    // The faults table (with its Trip and Reset buttons) is drawn again only when the answer
+    // changed, so a button under the pointer is not swapped at every poll (a click lost).
+    const faultsKey = JSON.stringify(faults);
+    if (faultsKey === shownFaults) return;
+    shownFaults = faultsKey;
     const breakers = Object.entries(faults.circuitBreakers || {}).map(([key, b]) => ({ key, ...b }));
     const others = [["Retry-after trackers", faults.retryAfterTrackers],
       ["Progressive degradation", faults.progressiveDegradation || faults.progressiveDegradations]]
