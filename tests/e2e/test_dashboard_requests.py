@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
@@ -91,13 +92,16 @@ def test_an_unmatched_request_shows_near_misses_and_becomes_a_mock(page, dashboa
     assert latest["matchedMockId"] == new_id
 
 
-def synthetic_stream(first: int, count: int) -> str:
+def synthetic_stream(first: int, count: int, start: datetime) -> str:
     """An answer of ``GET /requests/stream`` with ``count`` request entries (ids from
-    ``first``), asking EventSource to reconnect after 1 s: about ``count`` entries a second."""
+    ``first``), asking EventSource to reconnect after 1 s: about ``count`` entries a second.
+    Entry ``n`` is stamped ``start`` + ``n`` ms: later entries are newer, and all are newer
+    than the real log's (the page merges the log back in by time after each reconnect)."""
     frames = ["retry: 1000\n\n",
               'event: connected\ndata: {"message": "Connected to request stream"}\n\n']
     for number in range(first, first + count):
-        entry = {"id": f"req-burst{number}", "timestamp": "2026-11-27T10:00:00.000Z",
+        stamp = (start + timedelta(milliseconds=number)).isoformat(timespec="milliseconds")
+        entry = {"id": f"req-burst{number}", "timestamp": stamp.replace("+00:00", "Z"),
                  "protocol": "http", "method": "GET", "path": f"/burst/{number}",
                  "headers": {"Host": ["127.0.0.1"], "Accept": ["*/*"]}, "bodySize": 0,
                  "remoteAddr": "127.0.0.1:40000", "statusCode": 404, "responseStatus": 404,
@@ -112,12 +116,13 @@ def test_1000_requests_a_second_keep_500_rows_and_the_page_responsive(page, dash
     # The data plane of a busy 2-core test machine does not reach 1,000 requests/s, so the
     # stream itself is played: three answers of 1,000 entries, one a second.
     served = []
+    start = datetime.now(timezone.utc) + timedelta(minutes=1)
 
     def stream(route):
         if len(served) < 3:
             served.append(len(served) * 1000)
             route.fulfill(status=200, headers={"Content-Type": "text/event-stream"},
-                          body=synthetic_stream(served[-1], 1000))
+                          body=synthetic_stream(served[-1], 1000, start))
         else:
             route.fulfill(status=204)  # EventSource stops reconnecting
 
