@@ -18,12 +18,34 @@ def _secret_mock(mock_id: str = "leak", path: str = "/leak", **response):
         "response": {"statusCode": 200, **response}}}
 
 
-def test_a_config_cannot_serve_an_environment_secret(tmp_path, monkeypatch):
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
-    config = make_config(_secret_mock(body="${AWS_SECRET_ACCESS_KEY}"))
-    with start_server(tmp_path, config) as server, server.client() as client:
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One ``mockd start`` with the admin key on, ``--tls-auto`` (so the data dir holds both
+    ``admin-api-key`` and ``tls/localhost-key.pem``), started with an environment secret set,
+    and a config holding the mocks of the tests below: ``/leak`` (a body naming the secret's
+    variable), ``/ok`` and ``/users`` (a ``bodyFile`` in the data dir's ``files`` folder)."""
+    folder = tmp_path_factory.mktemp("config-trust")
+    data_dir = folder / "data"
+    (data_dir / "files").mkdir(parents=True)
+    (data_dir / "files" / "users.json").write_text('[{"id": 1}]')
+    config = make_config(_secret_mock(body="${AWS_SECRET_ACCESS_KEY}"),
+                         _secret_mock("ok", path="/ok", body="ok"),
+                         _secret_mock("users", path="/users",
+                                      bodyFile=str(data_dir / "files" / "users.json")))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+        server = start_server(folder, config, no_auth=False, data_dir=data_dir,
+                              extra_args=["--tls-auto", "--https-port", str(free_port())])
+    with server:
+        server.data_dir = data_dir
+        server.key = (data_dir / "admin-api-key").read_text().strip()
+        yield server
+
+
+def test_a_config_cannot_serve_an_environment_secret(shared):
+    with shared.client() as client:
         assert client.get("/leak").text == "${AWS_SECRET_ACCESS_KEY}"
-        log = server.log()
+    log = shared.log()
     assert "AWS_SECRET_ACCESS_KEY" in log and "--allow-env" in log and SECRET not in log
 
 
@@ -78,30 +100,25 @@ def test_a_url_import_is_not_fetched_at_start(tmp_path, attacker, monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["admin-api-key", "tls/localhost-key.pem"])
-def test_the_data_dir_secrets_are_never_served(tmp_path, name):
-    data_dir = tmp_path / "data"
-    with start_server(tmp_path, make_config(_secret_mock(path="/ok", body="ok")),
-                      no_auth=False, data_dir=data_dir,
-                      extra_args=(["--tls-auto", "--https-port", str(free_port())]
-                                  if name.startswith("tls/") else [])) as server:
-        assert (data_dir / name).exists()
-        escape = make_config(_secret_mock(bodyFile=f"data/{name}"),
-                             serverConfig={"cors": {"allowOrigins": ["*"]}})
-        for extra in ([], ["--allow-body-files-anywhere"]):
-            result = run_mockd(["engine", "-c", str(write_config(tmp_path / "evil.yaml",
-                                                                 escape)),
-                                "--port", str(free_port()), "--data-dir", str(data_dir),
-                                *extra], tmp_path)
-            assert result.returncode == 2, result.stderr
-            assert "mocks[0].http.response.bodyFile" in result.stderr
-            assert "never served" in result.stderr
-        # Through the admin API, with the key, the answer is the same.
-        key = (data_dir / "admin-api-key").read_text().strip()
-        with server.admin_client(headers={"X-API-Key": key}) as admin:
-            answer = admin.post("/mocks", json=_secret_mock(
-                "admin-leak", "/admin-leak", bodyFile=str(data_dir / name)))
-        assert answer.status_code == 400, answer.text
-        assert "never served" in answer.text
+def test_the_data_dir_secrets_are_never_served(shared, name):
+    data_dir = shared.data_dir
+    folder = data_dir.parent  # the config below sits beside the data dir, as a user's would
+    assert (data_dir / name).exists()
+    escape = make_config(_secret_mock(bodyFile=f"data/{name}"),
+                         serverConfig={"cors": {"allowOrigins": ["*"]}})
+    for extra in ([], ["--allow-body-files-anywhere"]):
+        result = run_mockd(["engine", "-c", str(write_config(folder / "evil.yaml", escape)),
+                            "--port", str(free_port()), "--data-dir", str(data_dir), *extra],
+                           folder)
+        assert result.returncode == 2, result.stderr
+        assert "mocks[0].http.response.bodyFile" in result.stderr
+        assert "never served" in result.stderr
+    # Through the admin API, with the key, the answer is the same.
+    with shared.admin_client(headers={"X-API-Key": shared.key}) as admin:
+        answer = admin.post("/mocks", json=_secret_mock(
+            "admin-leak", "/admin-leak", bodyFile=str(data_dir / name)))
+    assert answer.status_code == 400, answer.text
+    assert "never served" in answer.text
 
 
 def test_the_engine_token_of_its_own_data_dir_is_not_served(tmp_path):
@@ -114,17 +131,12 @@ def test_the_engine_token_of_its_own_data_dir_is_not_served(tmp_path):
     assert "mocks[0].http.response.bodyFile" in result.stderr
 
 
-def test_files_uploaded_to_the_data_dirs_files_folder_are_served(tmp_path):
-    data_dir = tmp_path / "data"
-    (data_dir / "files").mkdir(parents=True)
-    (data_dir / "files" / "users.json").write_text('[{"id": 1}]')
-    with start_server(tmp_path, make_config(_secret_mock(
-            path="/users", bodyFile=str(data_dir / "files" / "users.json"))),
-            data_dir=data_dir) as server, server.client() as client:
+def test_files_uploaded_to_the_data_dirs_files_folder_are_served(shared):
+    with shared.client() as client:
         assert client.get("/users").json() == [{"id": 1}]
 
 
-def test_a_yaml_alias_bomb_is_refused_by_file_and_by_the_admin_api(tmp_path):
+def test_a_yaml_alias_bomb_is_refused_by_file_and_by_the_admin_api(shared, tmp_path):
     lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     for level in range(1, 8):
         lines.append(f"a{level}: &a{level} [" + ", ".join([f"*a{level - 1}"] * 9) + "]")
@@ -134,7 +146,7 @@ def test_a_yaml_alias_bomb_is_refused_by_file_and_by_the_admin_api(tmp_path):
     result = run_mockd(["engine", "-c", str(path), "--port", str(free_port())], tmp_path,
                        timeout=30)
     assert result.returncode == 2 and "alias" in result.stderr
-    with start_server(tmp_path, make_config()) as server, server.admin_client() as admin:
+    with shared.admin_client(headers={"X-API-Key": shared.key}) as admin:
         answer = admin.post("/config", content=bomb,
                             headers={"Content-Type": "application/x-yaml"}, timeout=30)
         assert answer.status_code == 400 and "alias" in answer.json()["message"]
