@@ -85,18 +85,23 @@ def test_restart_with_config_drops_runtime_mocks_unless_merge(tmp_path):
         replaced = _start(tmp_path)
         assert NOTE in replaced
         assert sorted(_listed(tmp_path).values()) == ["/from-file", "/short", "/things"]
+
+        # The foreground banner says the same: two mocks added again at run time, then a
+        # foreground start from the file (no second server just to store them).
+        for path in ("/runtime-3", "/runtime-4"):
+            added = run_mockd(["http", "add", "--path", path, "-b", "rt"], tmp_path)
+            assert added.returncode == 0, added.stderr
+        _stop(tmp_path)
+        banner = foreground_banner(tmp_path)
+        assert NOTE in banner, banner
     finally:
         run_mockd(["stop"], tmp_path)
 
 
-def test_foreground_banner_names_the_dropped_mocks(tmp_path):
-    data_dir = tmp_path / "data"
-    with start_server(tmp_path, CONFIG, data_dir=data_dir) as server:
-        with server.admin_client() as admin:
-            for name in ("one", "two"):
-                created = admin.post("/mocks", json=http_mock(name, "GET", f"/{name}"))
-                assert created.status_code == 201, created.text
-    with start_server(tmp_path, CONFIG, data_dir=data_dir) as server:
+def foreground_banner(tmp_path: Path) -> list[str]:
+    """The stdout lines of a foreground ``mockd start -c`` on ``tmp_path``'s data dir, up to
+    ``Press Ctrl+C to stop`` (bounded by a 20 s deadline); the server is stopped after."""
+    with start_server(tmp_path, CONFIG, data_dir=tmp_path / "data") as server:
         lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=lambda: [lines.put(raw.decode()) for raw in
                                          iter(server.proc.stdout.readline, b"")],
@@ -108,7 +113,7 @@ def test_foreground_banner_names_the_dropped_mocks(tmp_path):
                 banner.append(lines.get(timeout=0.5).strip())
             except queue.Empty:
                 pass
-    assert NOTE in banner, banner
+    return banner
 
 
 def test_merge_needs_a_config_file(tmp_path):
