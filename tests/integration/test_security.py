@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from tests.helpers import (MOCKD, free_port, http_mock, isolated_env, make_config, run_mockd,
                            start_engine, start_server, write_config)
@@ -119,16 +120,18 @@ def test_engine_takes_its_token_from_the_environment(tmp_path):
         process.wait(timeout=10)
 
 
-def test_full_mode_does_not_listen_on_the_engine_port(tmp_path):
-    engine_port = free_port()
-    with start_server(tmp_path, HELLO, extra_args=["--engine-port", str(engine_port)]) as server:
-        with server.client() as data:
-            assert data.get("/hello").text == "hi"
-        with server.admin_client() as admin:
-            assert admin.get("/mocks").json()["count"] == 1  # admin reaches the engine
-            ports = admin.get("/ports").json()["ports"]
-        with pytest.raises(ConnectionRefusedError):
-            socket.create_connection(("127.0.0.1", engine_port), timeout=5).close()
+def test_full_mode_does_not_listen_on_the_engine_port(open_admin):
+    # start_server passes --engine-port to every full start: full mode never binds it.
+    argv = open_admin.proc.args
+    engine_port = int(argv[argv.index("--engine-port") + 1])
+    with open_admin.client() as data:
+        assert data.get("/hello").text == "hi"
+    with open_admin.admin_client() as admin:
+        ids = [mock["id"] for mock in admin.get("/mocks").json()["mocks"]]
+        assert {"hello", "leak"} <= set(ids)  # admin reaches the engine
+        ports = admin.get("/ports").json()["ports"]
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", engine_port), timeout=5).close()
     assert {row["component"] for row in ports} == {"Admin API", "Mock Engine"}
 
 
@@ -201,19 +204,18 @@ def test_allow_body_files_anywhere_lifts_the_confinement(tmp_path):
             assert data.get("/leak").text == "top secret"
 
 
-def test_admin_refuses_a_body_file_outside_with_400(tmp_path):
-    config = _body_file_config(tmp_path, "inside.txt")
-    with start_server(config.parent, config.read_text()) as server:
-        with server.admin_client() as admin, server.client() as data:
-            assert data.get("/leak").text == "inside"
-            refused = admin.post("/mocks", json=http_mock(
-                "escape", "GET", "/escape", response={"bodyFile": "/etc/hostname"}))
-            dotted = admin.post("/mocks", json=http_mock(
-                "dotted", "GET", "/dotted", response={"bodyFile": "../secret.txt"}))
-            allowed = admin.post("/mocks", json=http_mock(
-                "again", "GET", "/again", response={"bodyFile": "inside.txt"}))
-            assert data.get("/escape").status_code == 404
-            assert data.get("/again").text == "inside"
+def test_admin_refuses_a_body_file_outside_with_400(open_admin):
+    with open_admin.admin_client() as admin, open_admin.client() as data:
+        assert data.get("/leak").text == "inside"
+        refused = admin.post("/mocks", json=http_mock(
+            "escape", "GET", "/escape", response={"bodyFile": "/etc/hostname"}))
+        dotted = admin.post("/mocks", json=http_mock(
+            "dotted", "GET", "/dotted", response={"bodyFile": "../secret.txt"}))
+        allowed = admin.post("/mocks", json=http_mock(
+            "again", "GET", "/again", response={"bodyFile": "inside.txt"}))
+        assert data.get("/escape").status_code == 404
+        assert data.get("/again").text == "inside"
+        assert admin.delete("/mocks/again").status_code in (200, 204)
     assert refused.status_code == dotted.status_code == 400
     assert refused.json()["error"] == "validation_error"
     assert "bodyFile" in refused.json()["message"]
@@ -251,7 +253,13 @@ def test_detached_server_log_is_0600_and_holds_no_secret(tmp_path):
 
 @pytest.fixture(scope="module")
 def open_admin(tmp_path_factory):
-    with start_server(tmp_path_factory.mktemp("open-admin"), HELLO, no_auth=True) as server:
+    """One ``mockd start --no-auth`` (engine port given, as for every full start) whose config
+    sits in ``config/`` beside a ``secret.txt``: ``hello`` and ``leak`` (``bodyFile:
+    inside.txt``, a file of the config's folder)."""
+    folder = tmp_path_factory.mktemp("open-admin")
+    config = _body_file_config(folder, "inside.txt")
+    both = make_config(HELLO["mocks"][0], *yaml.safe_load(config.read_text())["mocks"])
+    with start_server(config.parent, both, no_auth=True) as server:
         yield server
 
 
@@ -260,12 +268,15 @@ def test_admin_without_key_refuses_cross_origin_writes(open_admin, method):
     page_write = {"type": "http", "http": {"matcher": {"path": "/planted"},
                                            "response": {"body": "from a web page"}}}
     with open_admin.admin_client() as admin:
+        before = [mock["id"] for mock in admin.get("/mocks").json()["mocks"]]
+        assert "hello" in before
         answer = admin.request(method, "/mocks/hello" if method != "POST" else "/mocks",
                                content=str(page_write).replace("'", '"'),
                                headers={"Origin": "https://evil.example",
                                         "Content-Type": "text/plain"})
         assert answer.status_code == 403 and answer.json()["error"] == "cors_forbidden"
-        assert [mock["id"] for mock in admin.get("/mocks").json()["mocks"]] == ["hello"]
+        assert [mock["id"] for mock in admin.get("/mocks").json()["mocks"]] == before
+        assert admin.get("/mocks/hello").json()["http"]["response"]["body"] == "hi"
 
 
 def test_admin_without_key_takes_writes_from_loopback_pages_and_plain_clients(open_admin):
