@@ -17,38 +17,54 @@ def _directory(base, name):
     return path
 
 
-def _define(server) -> None:
+def _define(server, suffix: str = "") -> None:
+    """Mocks ``kept{suffix}`` (toggled off and on again) and ``team-mock{suffix}`` in a new
+    workspace ``Team{suffix}`` with the base path ``/team{suffix}``."""
     with server.admin_client() as admin:
-        assert admin.post("/mocks", json=http_mock("kept", "GET", "/kept", body="still here")
+        assert admin.post("/mocks", json=http_mock(f"kept{suffix}", "GET", f"/kept{suffix}",
+                                                   body=f"still here{suffix}")
                           ).status_code == 201
-        workspace = admin.post("/workspaces", json={"name": "Team", "basePath": "/team"})
+        workspace = admin.post("/workspaces", json={"name": f"Team{suffix}",
+                                                    "basePath": f"/team{suffix}"})
         assert workspace.status_code == 201
-        assert admin.post("/mocks", json={**http_mock("team-mock", "GET", "/t", body="team"),
+        assert admin.post("/mocks", json={**http_mock(f"team-mock{suffix}", "GET", "/t",
+                                                      body=f"team{suffix}"),
                                           "workspaceId": workspace.json()["id"]}
                           ).status_code == 201
-        assert admin.post("/mocks/kept/toggle").json()["mock"]["enabled"] is False
-        assert admin.post("/mocks/kept/toggle").json()["mock"]["enabled"] is True
+        assert admin.post(f"/mocks/kept{suffix}/toggle").json()["mock"]["enabled"] is False
+        assert admin.post(f"/mocks/kept{suffix}/toggle").json()["mock"]["enabled"] is True
+    with server.client() as client:
+        client.get(f"/kept{suffix}")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
-def test_definitions_survive_a_restart(tmp_path, sig):
+def _check(server, ids: list[str], workspaces: list[str]) -> None:
+    """What survived: every mock and workspace, served; the request log starts empty."""
+    with server.admin_client() as admin:
+        # runtime data does not survive: the request log starts empty
+        assert admin.get("/requests").json()["total"] == 0
+        assert [mock["id"] for mock in admin.get("/mocks").json()["mocks"]] == ids
+        assert [workspace["name"] for workspace in admin.get("/workspaces").json()["workspaces"]] == [
+            "Default", *workspaces]
+    with server.client() as client:
+        for workspace in workspaces:
+            suffix = workspace.removeprefix("Team")
+            assert client.get(f"/kept{suffix}").text == f"still here{suffix}"
+            assert client.get(f"/team{suffix}/t").text == f"team{suffix}"
+
+
+def test_definitions_survive_a_restart_after_sigterm_and_after_sigkill(tmp_path):
+    """Definitions made just before a SIGTERM are there on the next start; so are those made
+    just before a SIGKILL of that next server (nothing left to a clean exit)."""
     data_dir = tmp_path / "data"
     with start_server(_directory(tmp_path, "first"), None, data_dir=data_dir) as first:
         _define(first)
-        with first.client() as client:
-            client.get("/kept")
-        first.stop(sig)
+        first.stop(signal.SIGTERM)
     with start_server(_directory(tmp_path, "second"), None, data_dir=data_dir) as second:
-        with second.admin_client() as admin:
-            # runtime data does not survive: the request log starts empty
-            assert admin.get("/requests").json()["total"] == 0
-            ids = [mock["id"] for mock in admin.get("/mocks").json()["mocks"]]
-            assert ids == ["kept", "team-mock"]
-            assert [workspace["name"] for workspace in admin.get("/workspaces").json()["workspaces"]] == [
-                "Default", "Team"]
-        with second.client() as client:
-            assert client.get("/kept").text == "still here"
-            assert client.get("/team/t").text == "team"
+        _check(second, ["kept", "team-mock"], ["Team"])
+        _define(second, "2")
+        second.stop(signal.SIGKILL)
+    with start_server(_directory(tmp_path, "third"), None, data_dir=data_dir) as third:
+        _check(third, ["kept", "team-mock", "kept2", "team-mock2"], ["Team", "Team2"])
 
 
 def test_config_file_is_the_starting_point(tmp_path):
