@@ -107,18 +107,31 @@ def test_start_detached_with_a_data_dir_then_plain_client_commands_work(tmp_path
         "'mockd admin key'")
 
 
-def test_without_a_pid_file_the_key_comes_from_data_dir_then_the_environment(tmp_path):
-    data_dir = tmp_path / "data"
-    with start_server(tmp_path, HELLO, no_auth=False, data_dir=data_dir,
-                      extra_args=["--pid-file", str(tmp_path / "other.pid")]) as server:
-        key = (data_dir / "admin-api-key").read_text().strip()
-        denied = run_mockd(["list", "--admin-url", server.admin], tmp_path)
-        by_data_dir = run_mockd(["list", "--admin-url", server.admin, "--data-dir",
-                                 str(data_dir)], tmp_path)
-        before_command = run_mockd(["--data-dir", str(data_dir), "list", "--admin-url",
-                                    server.admin], tmp_path)
-        by_environment = run_mockd(["list", "--admin-url", server.admin], tmp_path,
-                                   MOCKD_API_KEY=key)
+@pytest.fixture(scope="module")
+def two_servers(tmp_path_factory):
+    """Two ``mockd start`` with the admin key on, in one HOME, each with its own data dir:
+    the first writes the PID file ``~/.mockd/mockd.pid``, the second starts while it runs."""
+    home = tmp_path_factory.mktemp("two-servers")
+    first_dir, second_dir = home / "first", home / "second"
+    with start_server(home, HELLO, no_auth=False, data_dir=first_dir) as first, \
+            start_server(home, HELLO, no_auth=False, data_dir=second_dir) as second:
+        first.data_dir, second.data_dir, first.home = first_dir, second_dir, home
+        yield first, second
+
+
+def test_without_a_pid_file_the_key_comes_from_data_dir_then_the_environment(two_servers,
+                                                                              tmp_path):
+    _, server = two_servers
+    data_dir = server.data_dir
+    # tmp_path is the client's HOME: it holds no PID file and no default data dir.
+    key = (data_dir / "admin-api-key").read_text().strip()
+    denied = run_mockd(["list", "--admin-url", server.admin], tmp_path)
+    by_data_dir = run_mockd(["list", "--admin-url", server.admin, "--data-dir",
+                             str(data_dir)], tmp_path)
+    before_command = run_mockd(["--data-dir", str(data_dir), "list", "--admin-url",
+                                server.admin], tmp_path)
+    by_environment = run_mockd(["list", "--admin-url", server.admin], tmp_path,
+                               MOCKD_API_KEY=key)
     assert denied.returncode == 1
     assert denied.stderr.strip() == (
         "Error: API key required. Provide via X-API-Key header or Authorization: Bearer "
@@ -129,17 +142,16 @@ def test_without_a_pid_file_the_key_comes_from_data_dir_then_the_environment(tmp
     assert by_environment.returncode == 0, by_environment.stderr
 
 
-def test_pid_file_of_another_server_is_not_used_for_its_key(tmp_path):
-    first_dir, second_dir = tmp_path / "first", tmp_path / "second"
-    with start_server(tmp_path, HELLO, no_auth=False, data_dir=first_dir) as first, \
-            start_server(tmp_path, HELLO, no_auth=False, data_dir=second_dir) as second:
-        # The PID file names the first server; the second is reached through --admin-url.
-        assert json.loads((tmp_path / ".mockd" / "mockd.pid").read_text())["dataDir"] == \
-            str(first_dir)
-        to_first = run_mockd(["list", "--admin-url", first.admin], tmp_path)
-        to_second = run_mockd(["list", "--admin-url", second.admin], tmp_path)
-        second_with_dir = run_mockd(["list", "--admin-url", second.admin, "--data-dir",
-                                     str(second_dir)], tmp_path)
+def test_pid_file_of_another_server_is_not_used_for_its_key(two_servers):
+    first, second = two_servers
+    home, first_dir, second_dir = first.home, first.data_dir, second.data_dir
+    # The PID file names the first server; the second is reached through --admin-url.
+    assert json.loads((home / ".mockd" / "mockd.pid").read_text())["dataDir"] == \
+        str(first_dir)
+    to_first = run_mockd(["list", "--admin-url", first.admin], home)
+    to_second = run_mockd(["list", "--admin-url", second.admin], home)
+    second_with_dir = run_mockd(["list", "--admin-url", second.admin, "--data-dir",
+                                 str(second_dir)], home)
     assert to_first.returncode == 0, to_first.stderr
     assert to_second.returncode == 1
     assert f"its server's admin API is {first.admin}, not {second.admin}" in to_second.stderr
