@@ -16,11 +16,18 @@ WS_PATH = "/ws/shutdown"
 MOCK = {"id": "ws-shutdown", "type": "websocket", "websocket": {
     "path": WS_PATH, "matchers": [{"match": {"type": "exact", "value": "hello"},
                                    "response": {"type": "text", "value": "hi"}}]}}
+ARMED_PATH = "/ws/armed"
+ARMED_MOCK = {"id": "ws-armed", "type": "websocket", "websocket": {
+    "path": ARMED_PATH, "matchers": [{"match": {"type": "exact", "value": "hello"},
+                                      "response": {"type": "text", "value": "hi"}}]}}
 
 
-def test_an_open_recording_is_completed_on_shutdown_and_kept(tmp_path):
+def test_open_and_armed_recordings_are_closed_on_shutdown_and_kept(tmp_path):
+    """One recording with an open connection at SIGTERM and one armed on another path that saw
+    no connection: after a restart on the same data dir the first is ``complete`` with the
+    frames seen, the second is not left ``recording``, and no session is active."""
     data_dir = tmp_path / "data"
-    config = make_config(MOCK)
+    config = make_config(MOCK, ARMED_MOCK)
     server = start_server(tmp_path, config, data_dir=data_dir)
     try:
         with server.admin_client() as admin:
@@ -29,6 +36,10 @@ def test_an_open_recording_is_completed_on_shutdown_and_kept(tmp_path):
                                        "name": "open at shutdown"})
             assert started.status_code == 200, started.text
             recording_id = started.json()["recordingId"]
+            armed = admin.post("/stream-recordings/start", json={
+                "protocol": "websocket", "path": ARMED_PATH, "name": "armed"})
+            assert armed.status_code == 200, armed.text
+            armed_id = armed.json()["recordingId"]
         with connect(server.base.replace("http://", "ws://") + WS_PATH,
                      open_timeout=10) as client:
             client.send("hello")
@@ -44,30 +55,14 @@ def test_an_open_recording_is_completed_on_shutdown_and_kept(tmp_path):
             while recording.get("status") == "recording" and time.monotonic() < deadline:
                 time.sleep(0.2)
                 recording = admin.get(f"/stream-recordings/{recording_id}").json()
+            armed_recording = admin.get(f"/stream-recordings/{armed_id}").json()
+            sessions = admin.get("/stream-recordings/sessions").json()
         assert recording["status"] == "complete", recording
         frames = recording["websocket"]["frames"]
         assert [(frame["direction"], frame["data"]) for frame in frames[:2]] == \
             [("c2s", "hello"), ("s2c", "hi")]
-    finally:
-        restarted.stop()
-
-
-def test_an_armed_recording_that_saw_no_connection_is_closed_on_shutdown(tmp_path):
-    data_dir = tmp_path / "data"
-    config = make_config(MOCK)
-    server = start_server(tmp_path, config, data_dir=data_dir)
-    try:
-        with server.admin_client() as admin:
-            recording_id = admin.post("/stream-recordings/start", json={
-                "protocol": "websocket", "path": WS_PATH, "name": "armed"}).json()["recordingId"]
-        assert server.stop() == 0
-    finally:
-        server.stop()
-    restarted = start_server(tmp_path, config, data_dir=data_dir)
-    try:
-        with restarted.admin_client() as admin:
-            recording = admin.get(f"/stream-recordings/{recording_id}").json()
-            assert recording["status"] != "recording", recording
-            assert admin.get("/stream-recordings/sessions").json()["count"] == 0
+        assert armed_recording["id"] == armed_id, armed_recording
+        assert armed_recording["status"] != "recording", armed_recording
+        assert sessions["count"] == 0
     finally:
         restarted.stop()
