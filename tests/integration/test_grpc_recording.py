@@ -18,7 +18,7 @@ import pytest
 import trustme
 from grpc_reflection.v1alpha import reflection
 
-from tests.helpers import free_port, start_server, write_config
+from tests.helpers import free_port, start_engine, start_server, write_config
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grpc"
 TIMEOUT = 10
@@ -199,7 +199,9 @@ def test_converted_mocks_answer_the_recorded_messages(mockd, upstream, stubs, ca
     mock = document["config"]["mocks"][0]
     assert mock["type"] == "grpc" and mock["grpc"]["port"] == port
     assert "users.proto" in mock["grpc"]["protoSources"]
-    served = start_server(tmp_path, {"version": "1.0", **document["config"]})
+    # The document's config as a file, served by a headless engine (only the gRPC port of the
+    # converted mock is under test here).
+    served = start_engine(tmp_path, {"version": "1.0", **document["config"]})
     try:
         channel = grpc.insecure_channel(f"127.0.0.1:{port}",
                                         options=[("grpc.enable_http_proxy", 0)])
