@@ -467,9 +467,10 @@ def _start(config, port, admin_port, host, engine_port, data_dir, no_auth, serve
         argv = child_argv(click.get_current_context(), frozenset({"detach"}))
         argv[0] = "start"
         sys.exit(daemon.detach(argv, daemon.pid_file_path(pid_file)))
-    from mockd_project.engine_start import skip_pydantic_plugin_scan
+    from mockd_project.engine_start import pause_collector, skip_pydantic_plugin_scan
 
     skip_pydantic_plugin_scan()  # before the runner's imports build the first config model
+    pause_collector()  # until ready (the runner resumes it)
     from mockd_project.runner import RunOptions, run_server
 
     options = RunOptions(full=True, config=config, host=host, port=port, admin_port=admin_port,
@@ -570,9 +571,10 @@ def engine_command(config, host, engine_port, allow_body_files_anywhere, allow_e
     """Headless engine: data plane and a token-protected engine-control port on loopback; no
     admin API, database or PID file, and no file left behind (a generated engine token lives
     in the runtime directory until the engine stops, unless --data-dir keeps it there)."""
-    from mockd_project.engine_start import skip_pydantic_plugin_scan
+    from mockd_project.engine_start import pause_collector, skip_pydantic_plugin_scan
 
     skip_pydantic_plugin_scan()  # before the runner's imports build the first config model
+    pause_collector()  # until ready (the runner resumes it)
     from mockd_project.runner import RunOptions, run_server
 
     fleet = _fleet_run_options()

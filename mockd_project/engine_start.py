@@ -15,9 +15,12 @@ admin side or any config model: this module imports the standard library only, a
 * :func:`skip_pydantic_plugin_scan`: a ``mockd`` process uses no pydantic plugin, so the
   scan of every installed package's entry points that pydantic runs before its first model is
   skipped (unless ``PYDANTIC_DISABLE_PLUGINS`` is already set).
+* :func:`pause_collector`, :func:`resume_collector`: no cyclic garbage collection while a
+  server process starts; what the start built is then moved out of the collector's way.
 """
 from __future__ import annotations
 
+import gc
 import os
 import socket
 from dataclasses import dataclass, field
@@ -243,3 +246,33 @@ def skip_pydantic_plugin_scan() -> None:
     models use none. Call it in a ``mockd`` server process before any config model is built
     (never inside a library user's process)."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+
+#: Whether :func:`pause_collector` turned the cyclic garbage collector off in this process.
+_collector_paused = False
+
+
+def pause_collector() -> None:
+    """Turn the cyclic garbage collector off until :func:`resume_collector` (called once the
+    server is ready). A start creates some 500,000 objects that live as long as the process
+    (modules, classes, pydantic and ninja models) and almost no cyclic garbage; the collector
+    otherwise runs about 250 times during a full start and walks them again and again (about
+    0.15 s of CPU of a 1.2 s start). Only for a ``mockd`` server process, called before its
+    imports; nothing when the collector is already off."""
+    global _collector_paused
+    if gc.isenabled():
+        gc.disable()
+        _collector_paused = True
+
+
+def resume_collector() -> None:
+    """After :func:`pause_collector`, once the server is ready: move every object alive now
+    into the collector's permanent generation (``gc.freeze``: the long-lived start-up state
+    is never walked again by later collections) and turn the collector back on. Does nothing
+    when :func:`pause_collector` did not turn it off (an embedding process's collector is left
+    as it is)."""
+    global _collector_paused
+    if _collector_paused:
+        _collector_paused = False
+        gc.freeze()
+        gc.enable()

@@ -44,7 +44,7 @@ from mocks.server_config import TlsSettings, tls_settings_from_file
 from mockd_project.engine_start import (EXIT_CONFIG_ERROR, EXIT_LISTEN_ERROR, StartupFailure,
                                         bind_engine_control, bind_socket, data_dir_of,
                                         lazy_websocket_protocol, resolve_engine_token,
-                                        runtime_token_dir, tls_contexts)
+                                        resume_collector, runtime_token_dir, tls_contexts)
 from mockd_project.paths import ensure_private_dir
 from mockd_project.runtime import runtime
 
@@ -422,10 +422,10 @@ def setup_admin_database(options: RunOptions) -> Path:
 
 def _migrate(options: RunOptions) -> None:
     """``migrate`` the admin database; a new data-dir database starts from the schema
-    template when there is one, and leaves one for the next first start when not
+    template when there is one (then nothing is left to apply: the migrations are not even
+    loaded), and leaves one for the next first start when not
     (:mod:`mockd_project.schema_cache`)."""
     from django.conf import settings
-    from django.core.management import call_command
 
     database = Path(str(settings.DATABASES["default"]["NAME"]))
     fresh = (not options.no_persist and not os.environ.get("MOCKD_DATABASE")
@@ -434,16 +434,20 @@ def _migrate(options: RunOptions) -> None:
     if fresh:
         from mockd_project import schema_cache
 
-        template = schema_cache.seed_from_template(database)
+        copied, template = schema_cache.seed(database)
+        if copied:
+            return
     if template is None:
         from django.db import connection
         from django.db.migrations.executor import MigrationExecutor
 
         executor = MigrationExecutor(connection)
         if not executor.migration_plan(executor.loader.graph.leaf_nodes()):
-            # Up to date (an existing database, or the template's copy): nothing to apply, and
+            # An existing database that is up to date: nothing to apply, and
             # migrate's system checks and post-migrate signals cost ~0.15 s per start.
             return
+    from django.core.management import call_command
+
     call_command("migrate", verbosity=0, interactive=False)
     if template is not None:
         from django.db import connection
@@ -699,6 +703,7 @@ def serve(options: RunOptions) -> int:
                                   dropped_mocks=mocks_dropped,
                                   tls_listeners=runtime.tls_listeners)
             daemon.ensure_superuser_in_background()
+        resume_collector()  # paused by the server commands while they start
 
     try:
         if options.server == "daphne":

@@ -58,6 +58,14 @@ def seed_from_template(database: Path) -> Path | None:
     template to it when there is one (0600). Returns the template path to save after
     ``migrate`` when there is none (or None when the template was used or the cache cannot
     be used)."""
+    return seed(database)[1]
+
+
+def seed(database: Path) -> tuple[bool, Path | None]:
+    """:func:`seed_from_template`, telling also whether the template was copied:
+    ``(copied, template to save after migrate or None)``. A copied template is this schema's
+    fully migrated database (its name hashes every migration file), so ``migrate`` has
+    nothing to apply to it."""
     try:
         template = template_path()
         if template.is_file():
@@ -72,11 +80,11 @@ def seed_from_template(database: Path) -> Path | None:
                 os.link(temporary, database)  # fails when the database exists
             finally:
                 os.unlink(temporary)
-            return None
-        return template
+            return True, None
+        return False, template
     except OSError as error:
         log.debug("schema template not used: %s", error)
-        return None
+        return False, None
 
 
 def save_template(database: Path, template: Path) -> None:

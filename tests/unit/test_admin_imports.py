@@ -57,3 +57,74 @@ def test_admin_urlconf_of_a_full_start_loads_no_protocol_library(tmp_path):
     assert {"mockd_project.api", "mocks.protocols.grpc.api", "mocks.protocols.mqtt.api",
             "mocks.protocols.soap.api", "mocks.protocols.websocket.api",
             "proxy.api"} <= modules
+
+
+#: A real ``mockd start`` in this process: once both ``/health`` and the first ``GET /mocks``
+#: answered 200 (as ``tests/helpers.start_server`` and the first admin call do), the modules
+#: loaded are written to ``argv[1]`` and the server is stopped with SIGTERM.
+START_SCRIPT = """
+import os, signal, sys, threading, time, urllib.request
+out, data_dir, admin_port, port, config = sys.argv[1:6]
+def stop_when_ready():
+    deadline = time.monotonic() + 60
+    for url in (f"http://127.0.0.1:{admin_port}/health", f"http://127.0.0.1:{port}/health",
+                f"http://127.0.0.1:{admin_port}/mocks"):
+        while time.monotonic() < deadline:
+            try:
+                if urllib.request.urlopen(url, timeout=2).status == 200:
+                    break
+            except OSError:
+                time.sleep(0.05)
+    with open(out, "w") as file:
+        file.write("\\n".join(sys.modules))
+    os.kill(os.getpid(), signal.SIGTERM)
+threading.Thread(target=stop_when_ready, daemon=True).start()
+sys.argv = ["mockd", "start", "--no-auth", "--port", port, "--admin-port", admin_port,
+            "--data-dir", data_dir, "-c", config]
+from mockd_project.cli import main
+main()
+"""
+
+#: Modules a full start of an HTTP-only config does not load before its first admin answer:
+#: the migration machinery and the apps' migrations (a new data directory is a copy of the
+#: schema template, migrated by construction: ``mockd_project.schema_cache``).
+NOT_AT_START = ("django.db.migrations.executor", "django.db.migrations.loader",
+                "django.db.migrations.autodetector", "mocks.migrations.0001_initial")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _start_and_list_modules(tmp_path: Path, name: str, cache: Path) -> set[str]:
+    out = tmp_path / f"{name}.modules"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MOCKD_SCHEMA_CACHE": str(cache),
+           "MOCKD_TESTS_CHEAP_PASSWORD_HASH": "insecure-md5-for-tests",
+           "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+    done = subprocess.run([sys.executable, "-c", START_SCRIPT, str(out),
+                           str(tmp_path / f"{name}-data"), str(_free_port()),
+                           str(_free_port()), str(ROOT / "examples" / "quickstart.yaml")],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=90)
+    assert done.returncode == 0, done.stderr
+    return set(out.read_text().split("\n"))
+
+
+def test_a_full_start_loads_only_what_its_first_answers_need(tmp_path):
+    """A real ``mockd start -c examples/quickstart.yaml`` in a new data directory, after its
+    first admin answer: the admin URLconf and the engine are loaded; no protocol library or
+    server, no migration module (the schema template is copied)."""
+    from tests.helpers import SCHEMA_CACHE
+
+    cache = Path(SCHEMA_CACHE)
+    if not list(cache.glob("admin-schema-*.sqlite3")):
+        _start_and_list_modules(tmp_path, "template", cache)  # the first start writes it
+    modules = _start_and_list_modules(tmp_path, "start", cache)
+    assert {"mockd_project.urls", "mockd_project.api", "mocks.engine.core",
+            "mocks.protocols.http.handler"} <= modules
+    loaded = sorted({wanted for name in modules for wanted in LIBRARIES + SERVERS + NOT_AT_START
+                     if name == wanted or name.startswith(wanted + ".")})
+    assert loaded == []
