@@ -8,9 +8,11 @@ command module is imported when that command runs or its help is shown. ``import
 of an HTTP-only file validates it locally, with the HTTP config model only. The commands of
 the recording proxy and the recordings (``proxy``, ``recordings``, ``stream-recordings``,
 ``convert``) load none of these either when their help is shown: every subcommand they have
-is checked, so a heavy import at the top of one of their modules is caught. Each case runs
-the command in a fresh interpreter against the fake admin API of ``bench/cli_start.py`` on a
-loopback port and lists ``sys.modules`` afterwards.
+is checked, so a heavy import at the top of one of their modules is caught. Each client
+command runs once, in a fresh interpreter, against the fake admin API of
+``bench/cli_start.py`` on a loopback port and lists ``sys.modules`` afterwards; the helps
+are shown one after another in one fresh interpreter, each listing the modules it loaded
+first.
 """
 from __future__ import annotations
 
@@ -67,6 +69,22 @@ def _loaded(argv: list[str], tmp_path: Path) -> set[str]:
     return set(line.split()[1:])
 
 
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory):
+    """``loaded(argv) -> set of module names`` after ``mockd <argv>`` in a fresh interpreter
+    (:data:`SCRIPT`); each distinct argv runs once per module (``list`` is asked for by six
+    tests and is the same command each time)."""
+    tmp_path = tmp_path_factory.mktemp("cli-imports")
+    seen: dict[tuple[str, ...], set[str]] = {}
+
+    def run(argv: list[str]) -> set[str]:
+        if tuple(argv) not in seen:
+            seen[tuple(argv)] = _loaded(argv, tmp_path)
+        return seen[tuple(argv)]
+
+    return run
+
+
 def _matching(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
     return sorted(name for name in modules
                   if any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes))
@@ -83,11 +101,11 @@ CLIENT = ["--admin-url", "URL", "--api-key", "k"]
                  id="http add with sse"),
     pytest.param(["admin", "key"], id="admin key"),
 ])
-def test_client_command_loads_no_django_config_models_or_protocol_library(argv, tmp_path):
-    loaded = _loaded(argv, tmp_path)
-    assert _matching(loaded, FORBIDDEN) == []
+def test_client_command_loads_no_django_config_models_or_protocol_library(argv, loaded):
+    modules = loaded(argv)
+    assert _matching(modules, FORBIDDEN) == []
     if argv[0] != "admin":
-        assert "http.client" in loaded  # it did talk to the fake admin API
+        assert "http.client" in modules  # it did talk to the fake admin API
 
 
 #: Config models of the protocols other than http.
@@ -107,55 +125,76 @@ mocks:
 def test_import_dry_run_of_an_http_file_validates_with_the_http_model_only(tmp_path):
     config = tmp_path / "small.yaml"
     config.write_text(SMALL_CONFIG)
-    loaded = _loaded(["import", "--dry-run", str(config)], tmp_path)
-    assert "mocks.protocols.http.config" in loaded  # it was validated
-    assert _matching(loaded, ("django", "ninja", "httpx", "grpc", "google.protobuf", "graphql",
+    modules = _loaded(["import", "--dry-run", str(config)], tmp_path)
+    assert "mocks.protocols.http.config" in modules  # it was validated
+    assert _matching(modules, ("django", "ninja", "httpx", "grpc", "google.protobuf", "graphql",
                               "amqtt", "lxml", "oauthlib", *OTHER_PROTOCOL_MODELS)) == []
 
 
-#: Shows the help of every subcommand of ``mockd <group>`` (or of the command itself), each
-#: in turn, and prints ``HELP <command> <modules it loaded first>`` for each.
+#: Shows the help of each command named on the command line and of every subcommand it has,
+#: each in turn in this one interpreter, and prints ``HELP <command> <modules it loaded
+#: first>`` for each: a module counts for the first help that imported it.
 HELP_SCRIPT = """
 import sys
 import click
 from mockd_project.cli import main
 
-group = main.get_command(click.Context(main), sys.argv[1])
-names = [[]]
-if isinstance(group, click.Group):
-    names += [[name] for name in group.list_commands(click.Context(group))]
-for name in names:
-    before = set(sys.modules)
-    try:
-        main.main(args=[sys.argv[1], *name, "--help"], prog_name="mockd", standalone_mode=False)
-    except SystemExit as exit:
-        assert not exit.code, exit.code
-    print("HELP", " ".join([sys.argv[1], *name]).replace(" ", "/"),
-          " ".join(sorted(set(sys.modules) - before)))
+for command in sys.argv[1:]:
+    before = set(sys.modules)  # the command's own module counts for its help
+    group = main.get_command(click.Context(main), command)
+    names = [[]]
+    if isinstance(group, click.Group):
+        names += [[name] for name in group.list_commands(click.Context(group))]
+    for name in names:
+        if name:
+            before = set(sys.modules)
+        try:
+            main.main(args=[command, *name, "--help"], prog_name="mockd",
+                      standalone_mode=False)
+        except SystemExit as exit:
+            assert not exit.code, exit.code
+        print("HELP", " ".join([command, *name]).replace(" ", "/"),
+              " ".join(sorted(set(sys.modules) - before)))
 """
 
+RECORDING_COMMANDS = ("proxy", "recordings", "stream-recordings", "convert")
+PROTOCOL_COMMANDS = {"grpc": "mocks.protocols.grpc.cli", "mqtt": "mocks.protocols.mqtt.cli",
+                     "websocket": "mocks.protocols.websocket.cli",
+                     "soap": "mocks.protocols.soap.cli", "oauth": "oidc.cli"}
 
-@pytest.mark.parametrize("command", ["proxy", "recordings", "stream-recordings", "convert"])
-def test_recording_commands_load_no_django_httpx_or_config_models(command, tmp_path):
-    output = _run(HELP_SCRIPT, [command], tmp_path)
-    shown = [line.split(" ", 2) + [""] for line in output.splitlines()
-             if line.startswith("HELP ")]
-    assert shown, output
-    for _, name, modules, *_ in shown:
-        assert _matching(set(modules.split()), FORBIDDEN) == [], name.replace("/", " ")
+
+@pytest.fixture(scope="module")
+def helps(tmp_path_factory) -> dict[str, set[str]]:
+    """``{"proxy/start": modules first loaded by its help, ...}``: the help of every recording
+    command and protocol command (and of each of their subcommands), shown in turn in one
+    fresh interpreter (:data:`HELP_SCRIPT`). A module one help loads is seen as new by that
+    help only, so a forbidden import is caught at the first help that makes it, and a
+    protocol's command module found new at its own help was not loaded by any help before."""
+    output = _run(HELP_SCRIPT, [*RECORDING_COMMANDS, *PROTOCOL_COMMANDS],
+                  tmp_path_factory.mktemp("cli-helps"))
+    shown = {}
+    for line in output.splitlines():
+        if line.startswith("HELP "):
+            _, name, *modules = line.split(" ")
+            shown[name] = set(" ".join(modules).split())
+    return shown
+
+
+@pytest.mark.parametrize("command", RECORDING_COMMANDS)
+def test_recording_commands_load_no_django_httpx_or_config_models(command, helps):
+    shown = {name: modules for name, modules in helps.items()
+             if name == command or name.startswith(command + "/")}
+    assert shown, helps.keys()
+    for name, modules in shown.items():
+        assert _matching(modules, FORBIDDEN) == [], name.replace("/", " ")
 
 
 @pytest.mark.parametrize(("command", "module"), [
-    pytest.param("grpc", "mocks.protocols.grpc.cli", id="grpc"),
-    pytest.param("mqtt", "mocks.protocols.mqtt.cli", id="mqtt"),
-    pytest.param("websocket", "mocks.protocols.websocket.cli", id="websocket"),
-    pytest.param("soap", "mocks.protocols.soap.cli", id="soap"),
-    pytest.param("oauth", "oidc.cli", id="oauth"),
-])
+    pytest.param(command, module, id=command) for command, module in PROTOCOL_COMMANDS.items()])
 def test_protocol_command_module_loads_when_its_help_is_shown_and_no_sooner(
-        command, module, tmp_path):
-    assert module not in _loaded([*CLIENT, "list"], tmp_path)
-    assert module in _loaded([command, "--help"], tmp_path)
+        command, module, loaded, helps):
+    assert module not in loaded([*CLIENT, "list"])
+    assert module in helps[command]
 
 
 def test_mockd_help_lists_the_registry_protocol_commands(tmp_path):
