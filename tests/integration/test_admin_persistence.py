@@ -83,13 +83,19 @@ def test_config_file_is_the_starting_point(tmp_path):
                                                                               "added"]
 
 
-def test_no_persist_writes_no_database(tmp_path):
+def test_no_persist_writes_no_database_and_no_recordings(tmp_path):
+    """``--no-persist``: a mock and a recording session are served and listed from memory;
+    the data dir gets no database and no recordings folder."""
     data_dir = tmp_path / "data"
     with start_server(tmp_path, None, data_dir=data_dir, extra_args=["--no-persist"]) as server:
         with server.admin_client() as admin:
             assert admin.post("/mocks", json=http_mock("mem", "GET", "/mem", body="m")
                               ).status_code == 201
             assert admin.get("/mocks/mem").status_code == 200
+            assert admin.post("/sessions", json={"name": "kept in memory"}).status_code == 201
+            assert [session["name"] for session in admin.get("/sessions").json()] == \
+                ["kept in memory"]
         with server.client() as client:
             assert client.get("/mem").text == "m"
     assert not list(data_dir.glob("*.sqlite3*"))
+    assert not list(data_dir.glob("recordings*"))

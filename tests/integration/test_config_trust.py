@@ -166,13 +166,3 @@ def test_a_config_cannot_send_recordings_outside_its_folder_or_the_data_dir(tmp_
     assert result.returncode == 2, result.stderr
     assert "recording.dataDir" in result.stderr
     assert not outside.exists()
-
-
-def test_no_persist_keeps_recordings_in_memory(tmp_path):
-    data_dir = tmp_path / "data"
-    with start_server(tmp_path, make_config(), data_dir=data_dir,
-                      extra_args=["--no-persist"]) as server, server.admin_client() as admin:
-        assert admin.post("/sessions", json={"name": "kept in memory"}).status_code == 201
-        assert [session["name"] for session in admin.get("/sessions").json()] == \
-            ["kept in memory"]
-    assert not list(data_dir.glob("recordings*"))
