@@ -161,31 +161,52 @@ def test_ports_and_status_mark_the_https_listener(request_server):
     assert status["tlsEnabled"] is True and status["httpsPort"] == request_server.https_port
 
 
-def test_mtls_require_and_allowed_cns(tmp_path, pki):
-    """``serverConfig.mtls`` with ``require-and-verify`` and ``allowedCNs``."""
-    https = free_port()
+@pytest.fixture(scope="module")
+def mtls_server(tmp_path_factory, pki):
+    """``serverConfig.mtls`` with ``require-and-verify`` and ``allowedCNs: [svc-a]`` on the
+    HTTPS port, and ``server.httpsRedirect`` on the plain port (so the plain ``/health``
+    answers 308: the server is waited for on the admin port, then on HTTPS)."""
+    tmp = tmp_path_factory.mktemp("mtls")
+    https, port, admin_port = free_port(), free_port(), free_port()
     config = {"version": "1.0", "mocks": CLIENT_MOCKS,
+              "server": {"httpsRedirect": True},
               "serverConfig": {"httpsPort": https,
                                "tls": {"enabled": True, "certFile": str(pki["cert"]),
                                        "keyFile": str(pki["key"])},
                                "mtls": {"enabled": True, "clientAuth": "require-and-verify",
                                         "caCertFile": str(pki["ca"]), "allowedCNs": ["svc-a"]}}}
-    url = f"https://localhost:{https}/who"
-    with start_server(tmp_path, config) as server:
-        with pytest.raises(httpx.TransportError):
-            with httpx.Client(verify=client_context(pki), trust_env=False, timeout=10) as c:
-                c.get(url)
+    argv = [MOCKD, "start", "-c", str(write_config(tmp / "m.yaml", config)),
+            "--port", str(port), "--admin-port", str(admin_port), "--no-auth",
+            "--data-dir", str(tmp / "d")]
+    with MockdProcess(argv, isolated_env(tmp), tmp, tmp / "server.log") as server:
+        server.wait_healthy(f"http://127.0.0.1:{admin_port}/health")
+        server.port, server.https_port = port, https
+        deadline = time.monotonic() + 20
         with httpx.Client(verify=client_context(pki, pki["svc-a"]), trust_env=False,
-                          timeout=10) as client:
-            assert client.get(url).text == "cert svc-a over TLSv1.3"
-        with pytest.raises(httpx.TransportError):
-            with httpx.Client(verify=client_context(pki, pki["svc-b"]), trust_env=False,
-                              timeout=10) as c:
-                c.get(url)
-        assert "CN 'svc-b' is not in allowedCNs" in server.log()
-        with httpx.Client(verify=client_context(pki, pki["svc-a"]), trust_env=False,
-                          timeout=10) as client:
-            assert client.get(url).status_code == 200
+                          timeout=5) as client:
+            while client.get(f"https://localhost:{https}/health").status_code != 200:
+                assert time.monotonic() < deadline, server.log()
+                time.sleep(0.05)
+        yield server
+
+
+def test_mtls_require_and_allowed_cns(mtls_server, pki):
+    """``serverConfig.mtls`` with ``require-and-verify`` and ``allowedCNs``."""
+    url = f"https://localhost:{mtls_server.https_port}/who"
+    with pytest.raises(httpx.TransportError):
+        with httpx.Client(verify=client_context(pki), trust_env=False, timeout=10) as c:
+            c.get(url)
+    with httpx.Client(verify=client_context(pki, pki["svc-a"]), trust_env=False,
+                      timeout=10) as client:
+        assert client.get(url).text == "cert svc-a over TLSv1.3"
+    with pytest.raises(httpx.TransportError):
+        with httpx.Client(verify=client_context(pki, pki["svc-b"]), trust_env=False,
+                          timeout=10) as c:
+            c.get(url)
+    assert "CN 'svc-b' is not in allowedCNs" in mtls_server.log()
+    with httpx.Client(verify=client_context(pki, pki["svc-a"]), trust_env=False,
+                      timeout=10) as client:
+        assert client.get(url).status_code == 200
 
 
 def test_tls_auto_and_admin_tls_with_the_cli_ca_file(tmp_path):
@@ -254,21 +275,11 @@ def test_bad_certificate_files_exit_2_with_one_line_naming_the_file(tmp_path, pk
     assert "PRIVATE KEY" not in result.stderr
 
 
-def test_https_redirect_on_the_plain_port(tmp_path, pki):
-    https = free_port()
-    config = {"version": "1.0", "mocks": CLIENT_MOCKS,
-              "server": {"httpsRedirect": True,
-                         "tls": {"enabled": True, "port": https, "certFile": str(pki["cert"]),
-                                 "keyFile": str(pki["key"])}}}
-    port, admin_port = free_port(), free_port()
-    argv = [MOCKD, "start", "-c", str(write_config(tmp_path / "m.yaml", config)),
-            "--port", str(port), "--admin-port", str(admin_port), "--no-auth",
-            "--data-dir", str(tmp_path / "d")]
-    with MockdProcess(argv, isolated_env(tmp_path), tmp_path, tmp_path / "server.log") as server:
-        server.wait_healthy(f"http://127.0.0.1:{admin_port}/health")
-        with httpx.Client(verify=client_context(pki), trust_env=False, timeout=10,
-                          follow_redirects=True) as client:
-            response = client.get(f"http://localhost:{port}/who?x=1")
-        assert response.history[0].status_code == 308
-        assert response.history[0].headers["location"] == f"https://localhost:{https}/who?x=1"
-        assert response.text == "anonymous []"
+def test_https_redirect_on_the_plain_port(mtls_server, pki):
+    port, https = mtls_server.port, mtls_server.https_port
+    with httpx.Client(verify=client_context(pki, pki["svc-a"]), trust_env=False, timeout=10,
+                      follow_redirects=True) as client:
+        response = client.get(f"http://localhost:{port}/who?x=1")
+    assert response.history[0].status_code == 308
+    assert response.history[0].headers["location"] == f"https://localhost:{https}/who?x=1"
+    assert response.text == "cert svc-a over TLSv1.3"
