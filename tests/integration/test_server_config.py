@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from tests.helpers import (MOCKD, MockdProcess, free_port, http_mock, isolated_env,
-                           make_config, run_mockd, start_engine, start_server, write_config)
+                           make_config, run_mockd, start_engine, write_config)
 
 pytestmark = pytest.mark.integration
 
@@ -25,9 +25,14 @@ def _port_is_listening(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_max_body_size_from_the_file_limits_the_mock_port(tmp_path):
-    with start_engine(tmp_path, _echo_config(maxBodySize=1024)) as engine:
+def test_max_body_size_from_the_file_and_the_port_flag_winning_over_its_port(tmp_path):
+    """``serverConfig.maxBodySize`` limits the mock port; ``--port 0`` beats its
+    ``httpPort``."""
+    file_port = free_port()
+    with start_engine(tmp_path, _echo_config(maxBodySize=1024, httpPort=file_port)) as engine:
+        assert not engine.base.endswith(f":{file_port}")
         with engine.client() as client:
+            assert client.get("/health").status_code == 200
             small = client.post("/upload", content=b"x" * 512)
             large = client.post("/upload", content=b"x" * 2048)
     assert small.status_code == 201
@@ -47,31 +52,41 @@ def test_http_port_from_the_file_applies_without_a_port_flag(tmp_path):
         assert _port_is_listening(management_port)
 
 
-def test_port_flag_wins_over_the_file(tmp_path):
-    file_port = free_port()
-    with start_engine(tmp_path, _echo_config(httpPort=file_port)) as engine:  # --port 0
-        assert not engine.base.endswith(f":{file_port}")
-        with engine.client() as client:
-            assert client.get("/health").status_code == 200
-
-
-def test_file_ports_apply_to_start_and_the_environment_wins_over_them(tmp_path):
+@pytest.fixture(scope="module")
+def file_port_server(tmp_path_factory):
+    """``mockd start`` with the admin key on, no port flag but ``--engine-port``, the file's
+    ``httpPort`` and ``adminPort``, and ``MOCKD_PORT`` in its environment."""
+    tmp = tmp_path_factory.mktemp("file-ports")
     file_port, admin_port, env_port = free_port(), free_port(), free_port()
-    config_path = write_config(tmp_path / "mocks.yaml",
+    config_path = write_config(tmp / "mocks.yaml",
                                _echo_config(httpPort=file_port, adminPort=admin_port))
     argv = [MOCKD, "start", "-c", str(config_path), "--engine-port", str(free_port()),
-            "--data-dir", str(tmp_path / "data"), "--no-auth"]
-    with MockdProcess(argv, isolated_env(tmp_path, MOCKD_PORT=str(env_port)), tmp_path,
-                      tmp_path / "server.log") as server:
-        server.wait_healthy(f"http://127.0.0.1:{admin_port}/health")  # adminPort from the file
-        server.wait_healthy(f"http://127.0.0.1:{env_port}/health")  # MOCKD_PORT beats httpPort
-        assert not _port_is_listening(file_port)
+            "--data-dir", str(tmp / "data")]
+    with MockdProcess(argv, isolated_env(tmp, MOCKD_PORT=str(env_port)), tmp,
+                      tmp / "server.log") as server:
+        server.file_port, server.admin_port, server.env_port = file_port, admin_port, env_port
+        server.admin = f"http://127.0.0.1:{admin_port}"
+        server.key_file = tmp / "data" / "admin-api-key"
+        yield server
 
 
-def test_mockd_schema_prints_the_config_json_schema(tmp_path):
-    result = run_mockd(["schema"], tmp_path)
+@pytest.fixture(scope="module")
+def printed_schema(tmp_path_factory):
+    """The JSON document ``mockd schema`` prints (the command exits 0)."""
+    result = run_mockd(["schema"], tmp_path_factory.mktemp("schema"))
     assert result.returncode == 0, result.stderr
-    schema = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+def test_file_ports_apply_to_start_and_the_environment_wins_over_them(file_port_server):
+    server = file_port_server
+    server.wait_healthy(f"http://127.0.0.1:{server.admin_port}/health")  # adminPort from the file
+    server.wait_healthy(f"http://127.0.0.1:{server.env_port}/health")  # MOCKD_PORT beats httpPort
+    assert not _port_is_listening(server.file_port)
+
+
+def test_mockd_schema_prints_the_config_json_schema(tmp_path, printed_schema):
+    schema = printed_schema
     assert schema["$schema"].startswith("https://json-schema.org/")
     assert "title" in schema and "$id" not in schema
     assert {"mocks", "serverConfig"} <= set(schema["properties"])
@@ -85,13 +100,14 @@ def test_mockd_schema_prints_the_config_json_schema(tmp_path):
     assert json.loads((tmp_path / "schema.json").read_text()) == schema
 
 
-def test_admin_config_schema_is_the_same_document_and_needs_the_key(tmp_path):
-    printed = json.loads(run_mockd(["schema"], tmp_path).stdout)
-    with start_server(tmp_path, make_config(), no_auth=False) as server:
-        key = (tmp_path / "data" / "admin-api-key").read_text().strip()
-        with server.admin_client() as admin:
-            anonymous = admin.get("/config/schema")
-            served = admin.get("/config/schema", headers={"X-API-Key": key})
+def test_admin_config_schema_is_the_same_document_and_needs_the_key(file_port_server,
+                                                                    printed_schema):
+    server, printed = file_port_server, printed_schema
+    server.wait_healthy(f"http://127.0.0.1:{server.admin_port}/health")
+    key = server.key_file.read_text().strip()
+    with server.admin_client() as admin:
+        anonymous = admin.get("/config/schema")
+        served = admin.get("/config/schema", headers={"X-API-Key": key})
     assert anonymous.status_code == 401
     assert served.status_code == 200
     assert served.headers["content-type"].startswith("application/json")
