@@ -86,9 +86,20 @@ def test_list_table_and_json(server):
     assert json.loads(cli(server, "list", "--json", "-t", "grpc").stdout) == []
 
 
-def test_list_of_an_empty_server(tmp_path):
-    with start_server(tmp_path, make_config()) as empty:
-        done = run_mockd(["list", "--admin-url", empty.admin], tmp_path)
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory):
+    """A second server, with no mocks and the admin key on (``no_auth=False``): the empty
+    listing and the key look-up both read it; ``key`` is the key it wrote at start."""
+    directory = tmp_path_factory.mktemp("cli-secured")
+    with start_server(directory, make_config(), no_auth=False) as process:
+        process.directory = directory
+        process.key = (directory / "data" / "admin-api-key").read_text().strip()
+        yield process
+
+
+def test_list_of_an_empty_server(secured):
+    done = run_mockd(["list", "--admin-url", secured.admin, "--api-key", secured.key],
+                     secured.directory)
     assert done.returncode == 0 and done.stdout.strip() == "No mocks configured"
 
 
@@ -99,18 +110,16 @@ def test_status(server):
     assert "is running" in cli(server, "status").stdout
 
 
-def test_client_reads_the_key_from_the_environment(tmp_path):
+def test_client_reads_the_key_from_the_environment(secured, tmp_path):
     # Another HOME: no PID file and no default key file lead to this server's key.
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    with start_server(tmp_path, make_config(), no_auth=False) as secured:
-        key = (tmp_path / "data" / "admin-api-key").read_text().strip()
-        denied = run_mockd(["list", "--admin-url", secured.admin], tmp_path,
-                           HOME=str(elsewhere))
-        allowed = run_mockd(["list", "--admin-url", secured.admin], tmp_path,
-                            MOCKD_API_KEY=key, HOME=str(elsewhere))
-        flagged = run_mockd(["list", "--admin-url", secured.admin, "--api-key", key], tmp_path,
-                            HOME=str(elsewhere))
+    key = secured.key
+    denied = run_mockd(["list", "--admin-url", secured.admin], tmp_path, HOME=str(elsewhere))
+    allowed = run_mockd(["list", "--admin-url", secured.admin], tmp_path,
+                        MOCKD_API_KEY=key, HOME=str(elsewhere))
+    flagged = run_mockd(["list", "--admin-url", secured.admin, "--api-key", key], tmp_path,
+                        HOME=str(elsewhere))
     assert denied.returncode == 1 and "API key required" in denied.stderr
     assert allowed.returncode == flagged.returncode == 0
 
