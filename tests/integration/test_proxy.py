@@ -296,14 +296,21 @@ def test_proxy_https_with_ca_is_intercepted_and_recorded(server, upstream, proxy
     assert ca["fingerprint"]
 
 
-def test_proxy_https_without_ca_is_tunnelled_blind(tmp_path, upstream, upstream_ca):
+@pytest.fixture(scope="module")
+def no_ca_server(tmp_path_factory):
+    """A second server on a fresh data dir, where no CA is ever generated: the blind tunnel
+    and the CA download's 404 both need a server without one (neither test creates it)."""
+    with start_server(tmp_path_factory.mktemp("proxy-no-ca")) as process:
+        yield process
+
+
+def test_proxy_https_without_ca_is_tunnelled_blind(no_ca_server, upstream, upstream_ca):
     _, secure = upstream
-    process = start_server(tmp_path)  # a fresh data dir: no CA
-    try:
-        with process.admin_client() as admin:
-            assert admin.get("/proxy/ca").json()["exists"] is False
-            status = admin.post("/proxy/start", json={"port": free_port()}).json()
-            assert status["caEnabled"] is False
+    with no_ca_server.admin_client() as admin:
+        assert admin.get("/proxy/ca").json()["exists"] is False
+        status = admin.post("/proxy/start", json={"port": free_port()}).json()
+        assert status["caEnabled"] is False
+        try:
             context = ssl.create_default_context()
             upstream_ca.configure_trust(context)
             # The origin's own certificate reaches the client: nothing is decrypted.
@@ -312,8 +319,9 @@ def test_proxy_https_without_ca_is_tunnelled_blind(tmp_path, upstream, upstream_
             assert answer.status_code == 200
             time.sleep(0.2)
             assert admin.get("/proxy/status").json()["recordingCount"] == 0
-    finally:
-        process.stop()
+        finally:
+            admin.post("/proxy/stop")
+        assert admin.get("/proxy/ca").json()["exists"] is False
 
 
 def test_proxy_https_upstream_certificate_is_verified(server, upstream, proxy, admin, tmp_path):
@@ -531,15 +539,12 @@ def test_proxy_ca_routes(server, admin):
     assert b"PRIVATE KEY" not in download.content
 
 
-def test_proxy_ca_download_without_a_ca_is_404(tmp_path):
-    process = start_server(tmp_path)
-    try:
-        with process.admin_client() as admin:
-            answer = admin.get("/proxy/ca/download")
-            assert answer.status_code == 404
-            assert answer.json()["error"] == "no_ca"
-    finally:
-        process.stop()
+def test_proxy_ca_download_without_a_ca_is_404(no_ca_server):
+    with no_ca_server.admin_client() as admin:
+        assert admin.get("/proxy/ca").json()["exists"] is False
+        answer = admin.get("/proxy/ca/download")
+        assert answer.status_code == 404
+        assert answer.json()["error"] == "no_ca"
 
 
 def test_proxy_stops_when_the_server_gets_sigterm(tmp_path):
