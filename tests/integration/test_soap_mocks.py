@@ -192,25 +192,45 @@ def test_admin_lists_handlers_and_logs_soap_operations(tmp_path):
         assert soap_client(server.base, "/soap/users").Echo(text="again") == "again!"
 
 
-def test_soap_import_stateful_end_to_end(tmp_path):
-    with start_server(tmp_path) as server:
-        result = run_mockd(["soap", "import", str(WSDL), "--stateful", "--admin-url",
-                            server.admin, "--json"], tmp_path)
-        assert result.returncode == 0, result.stderr
-        assert '"users"' in result.stdout
-        service = soap_client(server.base, "/soap/users")
-        created = service.CreateUser(name="Grace", email="grace@example.com")
-        assert created.id and created.name == "Grace"
-        assert service.GetUser(id=created.id).email == "grace@example.com"
-        assert service.Echo(text="x") == "sample"  # not CRUD-shaped: its sample answer
-        with server.admin_client() as admin:
-            items = admin.get("/state/resources/users/items").json()
-        assert [item["name"] for item in items["data"]] == ["Grace"]
+@pytest.fixture(scope="module")
+def importer(tmp_path_factory):
+    """A ``mockd start`` with no config, shared by the two import tests."""
+    with start_server(tmp_path_factory.mktemp("soap-import")) as process:
+        yield process
 
 
-def test_import_of_a_wsdl_serves_its_sample_answers(tmp_path):
-    with start_server(tmp_path) as server:
-        result = run_mockd(["import", str(WSDL), "--admin-url", server.admin], tmp_path)
-        assert result.returncode == 0, result.stderr
-        service = soap_client(server.base, "/soap/users", "UserSoap12")
-        assert service.GetUser(id="1").name == "sample"
+@pytest.fixture
+def empty_server(importer):
+    """:func:`importer` emptied before each test (``POST /config`` with an empty config and
+    ``replace``: no mocks, no tables), so each import starts from what a fresh server has."""
+    with importer.admin_client() as admin:
+        answer = admin.post("/config", json={"config": {"version": "1.0", "mocks": []},
+                                             "replace": True})
+        assert answer.status_code == 200, answer.text
+        assert admin.get("/mocks").json()["mocks"] == []
+        assert admin.get("/state").json()["resourceList"] == []
+    return importer
+
+
+def test_soap_import_stateful_end_to_end(empty_server, tmp_path):
+    server = empty_server
+    result = run_mockd(["soap", "import", str(WSDL), "--stateful", "--admin-url",
+                        server.admin, "--json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert '"users"' in result.stdout
+    service = soap_client(server.base, "/soap/users")
+    created = service.CreateUser(name="Grace", email="grace@example.com")
+    assert created.id and created.name == "Grace"
+    assert service.GetUser(id=created.id).email == "grace@example.com"
+    assert service.Echo(text="x") == "sample"  # not CRUD-shaped: its sample answer
+    with server.admin_client() as admin:
+        items = admin.get("/state/resources/users/items").json()
+    assert [item["name"] for item in items["data"]] == ["Grace"]
+
+
+def test_import_of_a_wsdl_serves_its_sample_answers(empty_server, tmp_path):
+    server = empty_server
+    result = run_mockd(["import", str(WSDL), "--admin-url", server.admin], tmp_path)
+    assert result.returncode == 0, result.stderr
+    service = soap_client(server.base, "/soap/users", "UserSoap12")
+    assert service.GetUser(id="1").name == "sample"
