@@ -137,18 +137,15 @@ def test_preferences_are_validated(admin):
     assert too_big.status_code == 413 and too_big.json()["error"] == "body_too_large"
 
 
-def test_preferences_persist_across_a_restart(tmp_path):
-    data_dir = tmp_path / "data"
-    wanted = {"theme": "dark", "columns": {"path": 240}, "lastWorkspace": "local"}
-    with start_server(tmp_path, data_dir=data_dir) as first:
-        with first.admin_client() as admin:
-            assert admin.get("/preferences").json() == {}
-            assert admin.put("/preferences", json=wanted).json() == wanted
-            folder = admin.post("/folders", json={"name": "Kept"}).json()
-    with start_server(tmp_path, data_dir=data_dir) as second:
-        with second.admin_client() as admin:
-            assert admin.get("/preferences").json() == wanted
-            assert admin.get(f"/folders/{folder['id']}").json()["name"] == "Kept"
+PREFERENCES = {"theme": "dark", "columns": {"path": 240}, "lastWorkspace": "local"}
+
+
+def test_preferences_persist_across_a_restart(secured):
+    # ``secured`` is the restart: its data dir holds what a first server stored.
+    assert secured.first_preferences == {}  # the first server started with none
+    with secured.admin_client(headers={"X-API-Key": secured.key}) as admin:
+        assert admin.get("/preferences").json() == PREFERENCES
+        assert admin.get(f"/folders/{secured.kept_folder['id']}").json()["name"] == "Kept"
 
 
 # ---------------------------------------------------------------------------- catalogues
@@ -220,7 +217,19 @@ def test_dashboard_routes_need_the_admin_key(secured, method, path):
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory):
+    """A server with the admin key on, started on the data dir of a first server (no key,
+    stopped) that stored :data:`PREFERENCES` and a folder ``Kept``: the restart of the
+    preferences test and the server of the admin-key tests. ``first_preferences`` is what
+    the first server answered before the change, ``kept_folder`` the folder it created."""
     directory = tmp_path_factory.mktemp("extras-auth")
-    with start_server(directory, make_config(), no_auth=False) as process:
-        process.key = (directory / "data" / "admin-api-key").read_text().strip()
+    data_dir = directory / "data"
+    with start_server(directory, data_dir=data_dir) as first:
+        with first.admin_client() as admin:
+            first_preferences = admin.get("/preferences").json()
+            assert admin.put("/preferences", json=PREFERENCES).json() == PREFERENCES
+            kept_folder = admin.post("/folders", json={"name": "Kept"}).json()
+    with start_server(directory, no_auth=False, data_dir=data_dir) as process:
+        process.key = (data_dir / "admin-api-key").read_text().strip()
+        process.first_preferences = first_preferences
+        process.kept_folder = kept_folder
         yield process
