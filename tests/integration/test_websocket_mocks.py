@@ -59,6 +59,9 @@ MOCKS = [
     {"id": "limited", "type": "websocket", "websocket": {
         "path": "/ws/limited", "maxConnections": 1, "echoMode": True,
         "idleTimeout": "600ms"}},
+    {"id": "beat", "type": "websocket", "websocket": {
+        "path": "/beat", "echoMode": True,
+        "heartbeat": {"enabled": True, "interval": "200ms", "timeout": "300ms"}}},
 ]
 
 
@@ -154,32 +157,30 @@ def test_max_connections_refuses_with_1013_and_idle_timeout_closes_with_1001(eng
         assert idle.value.rcvd.code == 1001
 
 
-def test_heartbeat_pings_and_closes_a_silent_client_with_1011(tmp_path):
+def test_heartbeat_pings_and_closes_a_silent_client_with_1011(engine):
     import socket
 
-    config = {"version": "1.0", "mocks": [{"id": "beat", "type": "websocket", "websocket": {
-        "path": "/beat", "echoMode": True,
-        "heartbeat": {"enabled": True, "interval": "200ms", "timeout": "300ms"}}}]}
-    with start_engine(tmp_path, config) as server:
-        ws_url = server.base.replace("http://", "ws://") + "/beat"
-        with connect(ws_url, open_timeout=10) as ws:  # answers pings by itself
-            time.sleep(1.0)
-            assert ask(ws, "still here") == "still here"
-        host, port = server.base.removeprefix("http://").split(":")
-        with socket.create_connection((host, int(port)), timeout=5) as raw:
-            raw.sendall(b"GET /beat HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
-                        b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                        b"Sec-WebSocket-Version: 13\r\n\r\n")
-            received = b""
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline:  # never answers the pings
-                chunk = raw.recv(4096)
-                if not chunk:
-                    break
-                received += chunk
-            assert b"101 Switching Protocols" in received
-            assert b"\x89" in received  # a ping frame came
-            assert b"\x88\x02\x03\xf3" in received or b"\x03\xf3" in received  # close 1011
+    # The module engine's ``beat`` mock: heartbeat every 200 ms, 300 ms to answer.
+    server = engine
+    ws_url = server.base.replace("http://", "ws://") + "/beat"
+    with connect(ws_url, open_timeout=10) as ws:  # answers pings by itself
+        time.sleep(1.0)
+        assert ask(ws, "still here") == "still here"
+    host, port = server.base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as raw:
+        raw.sendall(b"GET /beat HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                    b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    b"Sec-WebSocket-Version: 13\r\n\r\n")
+        received = b""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # never answers the pings
+            chunk = raw.recv(4096)
+            if not chunk:
+                break
+            received += chunk
+        assert b"101 Switching Protocols" in received
+        assert b"\x89" in received  # a ping frame came
+        assert b"\x88\x02\x03\xf3" in received or b"\x03\xf3" in received  # close 1011
 
 
 def test_changing_the_mock_closes_its_clients_with_1012(tmp_path):
