@@ -400,8 +400,10 @@ def test_cli_lists_sends_broadcasts_and_closes(server, admin, tmp_path):
         closed = cli(server, "close", connection_id)
         assert closed.stdout.strip() == f"Closed connection {connection_id}"
         assert closed_with(client) == (1000, "closed by admin")
-    eventually(lambda: cli(server, "connections", "--mock", "clipush").stdout.strip() ==
-               "No open WebSocket connections")
+    # Wait for the close through the admin API, then read the CLI's empty listing once.
+    connections_of(admin, "clipush", 0)
+    empty = cli(server, "connections", "--mock", "clipush")
+    assert empty.returncode == 0 and empty.stdout.strip() == "No open WebSocket connections"
 
 
 # ---------------------------------------------------------------------------- engine port
