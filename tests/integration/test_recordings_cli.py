@@ -95,12 +95,18 @@ def test_convert_writes_a_config_that_mockd_start_serves(server, recorded, tmp_p
 
 
 def test_delete_and_clear(server, recorded, tmp_path):
+    # The listing before and after is read through the admin API (``list --json``, the same
+    # route, is covered by test_list_show_and_errors); delete and clear run from the CLI.
     session_id, _ = recorded
-    rows = json.loads(mockd(server, tmp_path, "recordings", "list", "--json").stdout)
-    doomed = rows["recordings"][0]["id"]
-    deleted = mockd(server, tmp_path, "recordings", "delete", doomed)
-    assert deleted.returncode == 0 and "Deleted 1 recording(s)" in deleted.stdout
-    cleared = mockd(server, tmp_path, "recordings", "clear", "--session", session_id, "--yes")
-    assert cleared.returncode == 0 and "Deleted 2 recording(s)" in cleared.stdout, cleared.stderr
-    after = json.loads(mockd(server, tmp_path, "recordings", "list", "--json").stdout)
-    assert after["total"] == 0
+    with server.admin_client() as admin:
+        rows = admin.get("/recordings").json()
+        assert rows["total"] == 3
+        doomed = rows["recordings"][0]["id"]
+        deleted = mockd(server, tmp_path, "recordings", "delete", doomed)
+        assert deleted.returncode == 0 and "Deleted 1 recording(s)" in deleted.stdout
+        assert doomed not in [row["id"] for row in admin.get("/recordings").json()["recordings"]]
+        cleared = mockd(server, tmp_path, "recordings", "clear", "--session", session_id,
+                        "--yes")
+        assert cleared.returncode == 0 and "Deleted 2 recording(s)" in cleared.stdout, \
+            cleared.stderr
+        assert admin.get("/recordings").json()["total"] == 0
