@@ -36,6 +36,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.client_tls import CLIENT_TLS
 from tests.helpers import (STARTUP_TIMEOUT, MockdProcess, free_port, http_mock, isolated_env,
                            start_server)
 
@@ -196,12 +197,12 @@ def mock_of(mock_id: str, body: str | None) -> dict[str, Any]:
 def served_state(server: Any, key: str, ids: set[str]) -> dict[str, str]:
     """``id -> response body`` of every stored mock (``GET /mocks``); also checks that the
     data plane answers each of ``ids`` as stored (its body, or 404 when absent)."""
-    with server.admin_client(headers={"X-API-Key": key}) as admin:
+    with server.admin_client(headers={"X-API-Key": key}, verify=CLIENT_TLS) as admin:
         answer = admin.get("/mocks")
     assert answer.status_code == 200, answer.text
     stored = {mock["id"]: mock["http"]["response"].get("body")
               for mock in answer.json()["mocks"]}
-    with server.client() as data:
+    with server.client(verify=CLIENT_TLS) as data:
         for mock_id in sorted(ids):
             reply = data.get(f"/crash/{mock_id}")
             if mock_id in stored:
@@ -314,11 +315,15 @@ def burst(server: Any, key: str, rng: random.Random, round_no: int,
     plans = plan_round(rng, round_no, owned)
     total = sum(len(plan) for plan in plans)
     kill_after = rng.randrange(1, total)
-    acks, lock, reached = [0], threading.Lock(), threading.Event()
+    importer_at = rng.randrange(0, kill_after)
+    acks, lock = [0], threading.Lock()
+    importer_due, reached = threading.Event(), threading.Event()
 
     def on_ack() -> None:
         with lock:
             acks[0] += 1
+            if acks[0] >= importer_at:
+                importer_due.set()
             if acks[0] >= kill_after:
                 reached.set()
 
@@ -334,16 +339,18 @@ def burst(server: Any, key: str, rng: random.Random, round_no: int,
             pass
 
     headers = {"X-API-Key": key}
-    clients = [server.admin_client(headers=headers, timeout=20) for _ in range(WRITERS + 1)]
+    clients = [server.admin_client(headers=headers, timeout=20, verify=CLIENT_TLS)
+               for _ in range(WRITERS + 1)]
     importer_client = clients[-1]
     writers = [Writer(client, plan, on_ack) for client, plan in zip(clients, plans)]
     importer = threading.Thread(target=send_import, daemon=True)
     try:
-        importer_at = rng.randrange(0, kill_after)
-        for index, writer in enumerate(writers):
+        if importer_at == 0:
+            importer_due.set()
+        for writer in writers:
             writer.start()
-        while acks[0] < importer_at and not reached.is_set():
-            time.sleep(0.001)
+        # Every writer stopping early (an unexpected answer) leaves the event unset: bounded.
+        importer_due.wait(timeout=60)
         importer.start()
         finished = reached.wait(timeout=60)
         time.sleep(rng.random() * 0.01)
