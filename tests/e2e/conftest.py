@@ -5,7 +5,8 @@ Chromium is Debian's (``$MOCKD_TEST_CHROMIUM``, else ``chromium`` on PATH, else
 ``/usr/bin/chromium``); Playwright never downloads a browser. Without chromium or Playwright the
 tests skip with the reason, except under CI (``$CI`` true), where they fail: ``.ci/run``
 installs chromium and the ``dev`` extra installs Playwright. Pages may only reach the server
-under test: any other request is aborted and fails the test (the dashboard works offline).
+under test: Chromium resolves no host but 127.0.0.1, and a request to any other origin fails
+the test (the dashboard works offline).
 
 Screenshots go to ``$MOCKD_TEST_ARTIFACTS`` (default ``tests/artifacts/``, not committed):
 ``screenshot(page, "mocks")`` writes ``dashboard-mocks.png``.
@@ -76,24 +77,53 @@ def admin_api(dashboard_server) -> Iterator[httpx.Client]:
         yield client
 
 
-@pytest.fixture(scope="session")
+#: Chromium resolves no host name and no address but 127.0.0.1: a page (or Chromium itself)
+#: that tries another host gets a network error at once and nothing leaves the machine.
+#: Every request of a page is also recorded (:class:`OriginGuard`), so one to another origin
+#: fails the test even when the page ignores the error.
+ONLY_LOOPBACK = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium per test process (each pytest-xdist worker), shared by the test
-    modules, each test in a context of its own (:func:`page`). Playwright's sync API keeps an
-    asyncio event loop running in the main thread while it is started, so a later test of the
-    same worker calling ``asyncio.run`` would fail: ``tests/conftest.py`` runs the browser
-    tests after every other test."""
+    """A headless Chromium for one test module (each test in a context of its own,
+    :func:`page`), stopped with Playwright at the end of the module. Playwright's sync API
+    keeps an asyncio event loop set as running in the main thread while it is started; once
+    it is stopped, a later test of the same process may call ``asyncio.run`` again, so the
+    browser test files can run among the others."""
     executable = chromium_executable()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=executable, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", ONLY_LOOPBACK])
         try:
             yield browser
         finally:
             browser.close()
+
+
+class OriginGuard:
+    """Records the requests of every page of a browser context (popups included) that go
+    to an origin other than ``allowed`` (URL prefixes such as ``"http://127.0.0.1:4290"``);
+    ``data:`` and ``blob:`` URLs are local. :meth:`check` fails with the URLs recorded.
+    Chromium's host rules (:data:`ONLY_LOOPBACK`) make such a request fail in the page;
+    WebSocket connections are not requests and are not recorded."""
+
+    def __init__(self, context: Any, allowed: tuple[str, ...]):
+        self.allowed = tuple(allowed) + ("data:", "blob:")
+        self.other_origins: list[str] = []
+        context.on("request", self._note)
+
+    def _note(self, request: Any) -> None:
+        if not request.url.startswith(self.allowed):
+            self.other_origins.append(request.url)
+
+    def check(self) -> None:
+        """Raise ``AssertionError`` naming the requests to other origins, if any."""
+        assert not self.other_origins, \
+            f"the dashboard tried to reach other origins: {self.other_origins}"
 
 
 @pytest.fixture
@@ -111,17 +141,7 @@ def page(browser, dashboard_server, expected_console) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     key = dashboard_server.api_key
     context.add_init_script(f"sessionStorage.setItem('mockd.apiKey', {key!r});")
-    allowed = (dashboard_server.admin, dashboard_server.base)
-    blocked: list[str] = []
-
-    def only_the_server(route, request) -> None:
-        if request.url.startswith(allowed) or request.url.startswith(("data:", "blob:")):
-            route.continue_()
-        else:
-            blocked.append(request.url)
-            route.abort()
-
-    context.route("**/*", only_the_server)
+    guard = OriginGuard(context, (dashboard_server.admin, dashboard_server.base))
     page = context.new_page()
     page.set_default_timeout(WAIT_MS)
     errors: list[str] = []
@@ -136,13 +156,22 @@ def page(browser, dashboard_server, expected_console) -> Iterator[Any]:
         yield page
     finally:
         context.close()
-    assert not blocked, f"the dashboard tried to reach other origins: {blocked}"
+    guard.check()
     assert not errors, f"errors in the page: {errors}"
 
 
+#: The height (px) down to which :func:`screenshot` shoots a page: a taller page (the API docs,
+#: about 180 operations) costs seconds of CPU as one full-page PNG.
+SCREENSHOT_MAX_HEIGHT = 2700
+
+
 def screenshot(page: Any, name: str) -> Path:
-    """Save a full-page PNG of ``page`` as ``dashboard-<name>.png`` in the artifacts folder."""
+    """Save a full-page PNG of ``page`` (its top :data:`SCREENSHOT_MAX_HEIGHT` pixels when it is
+    taller) as ``dashboard-<name>.png`` in the artifacts folder; returns its path."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"dashboard-{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    width, height = page.evaluate(
+        "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+    page.screenshot(path=str(path), full_page=True, clip={
+        "x": 0, "y": 0, "width": width, "height": min(height, SCREENSHOT_MAX_HEIGHT)})
     return path

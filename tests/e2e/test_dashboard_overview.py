@@ -49,11 +49,20 @@ def test_the_overview_shows_the_traffic(page, dashboard_server, admin_api):
 
 
 def test_leaving_the_overview_stops_its_refreshes(page, dashboard_server):
+    # The page's clock is run forward instead of waited for: its timers fire at once.
+    polls = re.compile(r"/(metrics|status)$")
+    page.clock.install()
     page.goto(dashboard_server.admin + "/#/overview")
     expect(page.get_by_test_id("server-state")).to_have_text("running")
+    # While the overview is shown, it refreshes every 2 s.
+    with page.expect_request(lambda request: bool(polls.search(request.url))):
+        page.clock.run_for(2500)
     page.click("#nav a[data-area=transfer]")
     expect(page.locator("section.page-transfer")).to_be_visible()
     calls: list[str] = []
     page.on("request", lambda request: calls.append(request.url))
-    page.wait_for_timeout(4500)  # two refresh periods: no poll may happen
-    assert not [url for url in calls if re.search(r"/(metrics|status)$", url)], calls
+    page.clock.run_for(12_000)  # six refresh periods (and one of the header's /health)
+    # A request of the test's own, started after any the timers started, marks the end.
+    with page.expect_request("**/health?after-the-timers"):
+        page.evaluate("fetch('/health?after-the-timers')")
+    assert not [url for url in calls if polls.search(url)], calls

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import re
 
-from tests.e2e.conftest import WAIT_MS, screenshot
+import pytest
+
+from tests.e2e.conftest import WAIT_MS, OriginGuard, screenshot
+from tests.helpers import free_port
 
 AREAS = ("overview", "mocks", "requests", "tables", "streams", "chaos", "recordings",
          "transfer", "try")
@@ -51,3 +54,42 @@ def test_api_docs_render_offline(page, dashboard_server):
     docs.locator(".swagger-ui .opblock").first.wait_for(timeout=4 * WAIT_MS)
     assert re.search(r"/mocks", docs.content())
     screenshot(docs, "api-docs")
+
+
+def test_a_request_to_another_origin_fails_in_the_page_and_fails_the_test(browser,
+                                                                          dashboard_server):
+    """The guard of every browser test (``page`` fixture): a fetch, a script and an image of
+    other hosts (a name, an address, another port of 127.0.0.1) are recorded, the two hosts
+    other than 127.0.0.1 do not resolve in Chromium, and the check fails naming them."""
+    context = browser.new_context()
+    try:
+        guard = OriginGuard(context, (dashboard_server.admin, dashboard_server.base))
+        page = context.new_page()
+        # A data-plane page: no Content-Security-Policy stops the requests before they start.
+        page.goto(dashboard_server.base + "/no-such-mock")
+        failures = page.evaluate("""async () => {
+          const outcome = async (url) => {
+            try { await fetch(url, {mode: "no-cors"}); return "fetched"; }
+            catch (error) { return String(error); } };
+          const image = new Image();
+          const loaded = new Promise((resolve) => {
+            image.onload = () => resolve("loaded"); image.onerror = () => resolve("failed"); });
+          image.src = "http://10.255.255.1/pixel.png";
+          const script = document.createElement("script");
+          script.src = "https://cdn.example.com/lib.js";
+          document.head.append(script);
+          return [await outcome("https://cdn.example.com/api"), await loaded];
+        }""")
+        assert failures[0].startswith("TypeError"), failures  # not resolved: fetch fails
+        assert failures[1] == "failed", failures
+        other_port = f"http://127.0.0.1:{free_port()}/other"
+        page.evaluate("url => fetch(url).catch(() => null)", other_port)
+        page.evaluate("1")  # the request events above have been delivered
+        with pytest.raises(AssertionError) as failed:
+            guard.check()
+        for url in ("https://cdn.example.com/api", "http://10.255.255.1/pixel.png",
+                    "https://cdn.example.com/lib.js", other_port):
+            assert url in guard.other_origins
+            assert url in str(failed.value)
+    finally:
+        context.close()
