@@ -489,19 +489,26 @@ path_parameters = st.dictionaries(st.sampled_from(["id", "other"]) | st.text(max
                                   max_size=3)
 PROPERTY_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
+# Compiled once for the module, as a server compiles a mock once and renders it per request:
+# the properties below are about rendering arbitrary requests, and compiling these constant
+# templates again for each example was most of their time.
+ALL_REQUEST_TEMPLATE = compile_template(ALL_REQUEST_EXPRESSIONS)
+ALL_REQUEST_VALUE = compile_value({"x": [ALL_REQUEST_EXPRESSIONS]})
+SEEDED_ALL_REQUEST_TEMPLATE = compile_template(SEEDED + "|" + ALL_REQUEST_EXPRESSIONS)
+
 
 @PROPERTY_SETTINGS
 @given(request=requests, path_params=path_parameters, response_seed=st.none() | st.integers())
 def test_render_property_arbitrary_request_input_never_raises_and_returns_text(request, path_params, response_seed):
     context = RenderContext(request, path_params, resolve_seed(request, response_seed), TemplateState())
-    assert isinstance(compile_template(ALL_REQUEST_EXPRESSIONS).render(context), str)
-    assert isinstance(compile_value({"x": [ALL_REQUEST_EXPRESSIONS]}).render(context)["x"][0], str)
+    assert isinstance(ALL_REQUEST_TEMPLATE.render(context), str)
+    assert isinstance(ALL_REQUEST_VALUE.render(context)["x"][0], str)
 
 
 @PROPERTY_SETTINGS
 @given(request=requests, seed=st.integers())
 def test_render_property_same_seed_and_request_gives_same_bytes(request, seed):
-    template = compile_template(SEEDED + "|" + ALL_REQUEST_EXPRESSIONS)
+    template = SEEDED_ALL_REQUEST_TEMPLATE
 
     def serve() -> bytes:
         return template.render(RenderContext(request, {"id": "1"}, seed, TemplateState())).encode()
