@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 
-import httpx
 import pytest
 
 from tests.helpers import run_mockd, start_engine, start_server
@@ -59,7 +58,7 @@ def test_postman_bad_request_is_skipped_and_the_rest_is_served(server):
                                   "method 'PROPFIND' cannot be mocked; use one of GET, POST, PUT, "
                                   "PATCH, DELETE, HEAD, OPTIONS"}]
     assert "skipped item[1] (Odd verb)" in done.stderr
-    with httpx.Client(base_url=server.base, timeout=10) as client:
+    with server.client() as client:
         literal = client.get("/posts/%7B%7Bslug%7D%7D")
         assert (literal.status_code, literal.text) == (200, "a post")
         assert client.get("/posts/hello").status_code == 404
@@ -72,7 +71,7 @@ def test_postman_var_gives_a_variable_its_value(server):
     path = write(server, "blog-var.json", collection)
     done = cli(server, "import", path, "--var", "slug=first-post", "--json")
     assert done.returncode == 0, done.stderr
-    with httpx.Client(base_url=server.base, timeout=10) as client:
+    with server.client() as client:
         assert client.get("/posts/first-post").text == "a post"
     bad = cli(server, "import", path, "--var", "slug")
     assert bad.returncode == 2 and "expected NAME=VALUE, got 'slug'" in bad.stderr
@@ -80,12 +79,13 @@ def test_postman_var_gives_a_variable_its_value(server):
 
 def test_import_of_nothing_exits_2_and_names_what_was_skipped(server):
     collection = {**COLLECTION, "item": [COLLECTION["item"][1]]}
-    before = httpx.get(server.admin + "/mocks", timeout=10).json()["total"]
-    done = cli(server, "import", write(server, "nothing.json", collection))
-    assert done.returncode == 2
-    assert ("Error: postman: nothing could be imported: 1 item skipped; first: item[0] "
-            "(Odd verb): request.method: method 'PROPFIND' cannot be mocked") in done.stderr
-    assert httpx.get(server.admin + "/mocks", timeout=10).json()["total"] == before
+    with server.admin_client() as admin:
+        before = admin.get("/mocks").json()["total"]
+        done = cli(server, "import", write(server, "nothing.json", collection))
+        assert done.returncode == 2
+        assert ("Error: postman: nothing could be imported: 1 item skipped; first: item[0] "
+                "(Odd verb): request.method: method 'PROPFIND' cannot be mocked") in done.stderr
+        assert admin.get("/mocks").json()["total"] == before
 
 
 def test_mockoon_sequential_route_answers_in_turn(server):
@@ -95,7 +95,7 @@ def test_mockoon_sequential_route_answers_in_turn(server):
              {"statusCode": 200, "body": "ok"}, {"statusCode": 503, "body": "down"}]}]}
     done = cli(server, "import", write(server, "mockoon.json", environment))
     assert done.returncode == 0, done.stderr
-    with httpx.Client(base_url=server.base, timeout=10) as client:
+    with server.client() as client:
         answers = [(reply.status_code, reply.text)
                    for reply in (client.get("/flaky") for _ in range(3))]
     assert answers == [(200, "ok"), (503, "down"), (200, "ok")]

@@ -70,7 +70,8 @@ def sse_events(url: str, limit: int = 10) -> list:
     """The events of one SSE stream (at most ``limit``), read with httpx-sse; a block
     without data (the opening ``retry:``) is no event, as browsers treat it."""
     events = []
-    with httpx.Client(timeout=10) as client, connect_sse(client, "GET", url) as source:
+    with httpx.Client(timeout=10, trust_env=False) as client, \
+            connect_sse(client, "GET", url) as source:
         for event in source.iter_sse():
             if event.data == "":
                 continue
