@@ -1,7 +1,8 @@
 """The admin secrets of a background server: ``mockd start -d`` says where they are, never
 what they are; ``mockd admin key`` and ``mockd admin password [--reset]`` print them on demand.
 
-Each test starts its own server on free loopback ports with an isolated HOME and stops it with
+Each test starts its own server (one for a running server's secrets, one for a reset made
+before the first start) on free loopback ports with an isolated HOME and stops it with
 ``mockd stop``; every wait is bounded.
 """
 from __future__ import annotations
@@ -49,16 +50,28 @@ def _start_detached(tmp_path: Path, data_dir: Path) -> tuple[str, int]:
     return started.stdout, admin_port
 
 
-def test_start_detached_names_the_key_file_and_admin_key_prints_the_key(tmp_path):
+def test_start_detached_names_the_secret_files_and_admin_key_and_password_print_them(tmp_path):
+    """One background server: the start output names where the key and the Django admin
+    password are; ``mockd admin key`` prints the key the admin API takes; ``mockd admin
+    password`` prints the login and ``--reset`` changes it on the running server; neither
+    secret reaches the output or the daemon log; once stopped, ``--data-dir`` still leads to
+    the key."""
     data_dir = tmp_path / "data"
     try:
         output, admin_port = _start_detached(tmp_path, data_dir)
+        admin_url = f"http://127.0.0.1:{admin_port}"
         key = (data_dir / "admin-api-key").read_text().strip()
         printed = run_mockd(["admin", "key"], tmp_path)
         with httpx.Client(trust_env=False, timeout=10) as client:
-            listed = client.get(f"http://127.0.0.1:{admin_port}/mocks",
+            listed = client.get(f"{admin_url}/mocks",
                                 headers={"X-API-Key": printed.stdout.strip()})
-        password = _wait_for_file(data_dir / "django-admin-password")
+        first = _wait_for_file(data_dir / "django-admin-password")
+        shown = run_mockd(["admin", "password"], tmp_path)
+        reset = run_mockd(["admin", "password", "--reset"], tmp_path)
+        assert reset.returncode == 0, reset.stderr
+        new = re.search(r"^Password: (\S+)$", reset.stdout, re.M).group(1)
+        old_works = _django_admin_login(admin_url, "admin", first)
+        new_works = _django_admin_login(admin_url, "admin", new)
     finally:
         stopped = run_mockd(["stop"], tmp_path)
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
@@ -70,32 +83,6 @@ def test_start_detached_names_the_key_file_and_admin_key_prints_the_key(tmp_path
     assert printed.returncode == 0, printed.stderr
     assert printed.stdout == key + "\n"
     assert listed.status_code == 200
-    log = (tmp_path / ".mockd" / "daemon.log").read_text()
-    assert key not in log and password not in log
-    # With the server stopped, the data directory still leads to its key.
-    by_dir = run_mockd(["admin", "key", "--data-dir", str(data_dir)], tmp_path)
-    assert by_dir.returncode == 0 and by_dir.stdout == key + "\n"
-    nowhere = run_mockd(["admin", "key"], tmp_path)
-    assert nowhere.returncode == 1
-    assert nowhere.stderr.startswith(
-        "Error: no admin API key in ~/.local/share/mockd/admin-api-key")
-
-
-def test_admin_password_prints_and_resets_the_django_admin_login(tmp_path):
-    data_dir = tmp_path / "data"
-    try:
-        _, admin_port = _start_detached(tmp_path, data_dir)
-        admin_url = f"http://127.0.0.1:{admin_port}"
-        first = _wait_for_file(data_dir / "django-admin-password")
-        shown = run_mockd(["admin", "password"], tmp_path)
-        reset = run_mockd(["admin", "password", "--reset"], tmp_path)
-        assert reset.returncode == 0, reset.stderr
-        new = re.search(r"^Password: (\S+)$", reset.stdout, re.M).group(1)
-        old_works = _django_admin_login(admin_url, "admin", first)
-        new_works = _django_admin_login(admin_url, "admin", new)
-    finally:
-        stopped = run_mockd(["stop"], tmp_path)
-    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.splitlines()[:2] == ["User:     admin", f"Password: {first}"]
     assert reset.stdout.splitlines()[0] == "User:     admin"
@@ -103,7 +90,14 @@ def test_admin_password_prints_and_resets_the_django_admin_login(tmp_path):
     stored = data_dir / "django-admin-password"
     assert stored.read_text().strip() == new and (stored.stat().st_mode & 0o777) == 0o600
     log = (tmp_path / ".mockd" / "daemon.log").read_text()
-    assert first not in log and new not in log
+    assert key not in log and first not in log and new not in log
+    # With the server stopped, the data directory still leads to its key.
+    by_dir = run_mockd(["admin", "key", "--data-dir", str(data_dir)], tmp_path)
+    assert by_dir.returncode == 0 and by_dir.stdout == key + "\n"
+    nowhere = run_mockd(["admin", "key"], tmp_path)
+    assert nowhere.returncode == 1
+    assert nowhere.stderr.startswith(
+        "Error: no admin API key in ~/.local/share/mockd/admin-api-key")
 
 
 def test_admin_password_reset_of_a_stopped_server_is_used_on_its_next_start(tmp_path):
