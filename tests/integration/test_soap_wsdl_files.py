@@ -65,13 +65,28 @@ def soap_engine(folder: Path, mocks: dict[str, tuple[str, str]]) -> object:
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
+    """One engine for every WSDL of the module: the fixture layouts and, when the npm
+    package can be had, strong-soap's two examples (their paths and files are their own).
+    When it cannot, ``strong_soap_missing`` keeps the skip (or the CI failure) that
+    :func:`npm_file` raised, for :func:`strong_soap` to raise in the tests that need it."""
     folder = tmp_path_factory.mktemp("wsdl-files")
     shutil.copytree(FIXTURES / "orders", folder / "orders")
     shutil.copy(FIXTURES / "eutils-like.wsdl", folder)
     xsd_query_layout(folder / "jaxws")
-    with soap_engine(folder, {"orders": ("/services/orders", "orders/orders.wsdl"),
-                              "users": ("/soap/users", "jaxws/UserService.wsdl"),
-                              "eutils": ("/eutils", "eutils-like.wsdl")}) as process:
+    mocks = {"orders": ("/services/orders", "orders/orders.wsdl"),
+             "users": ("/soap/users", "jaxws/UserService.wsdl"),
+             "eutils": ("/eutils", "eutils-like.wsdl")}
+    missing = None
+    try:
+        for name in ("weather.wsdl", "stockquote.wsdl"):
+            shutil.copy(npm_file(STRONG_SOAP, f"example/wsdls/{name}"), folder / name)
+    except (pytest.skip.Exception, pytest.fail.Exception) as outcome:
+        missing = outcome
+    else:
+        mocks.update({"weather": ("/WeatherWS/Weather.asmx", "weather.wsdl"),
+                      "quotes": ("/stockquote.asmx", "stockquote.wsdl")})
+    with soap_engine(folder, mocks) as process:
+        process.strong_soap_missing = missing
         yield process
 
 
@@ -115,14 +130,13 @@ def test_zeep_tells_clashing_local_names_apart(engine):
     assert found.IdList.Id == ["PMC0"] and found.Count == 0
 
 
-@pytest.fixture(scope="module")
-def strong_soap(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("strong-soap")
-    for name in ("weather.wsdl", "stockquote.wsdl"):
-        shutil.copy(npm_file(STRONG_SOAP, f"example/wsdls/{name}"), folder / name)
-    with soap_engine(folder, {"weather": ("/WeatherWS/Weather.asmx", "weather.wsdl"),
-                              "quotes": ("/stockquote.asmx", "stockquote.wsdl")}) as process:
-        yield process
+@pytest.fixture
+def strong_soap(engine):
+    """The module engine, which serves strong-soap's examples; skips (or fails under CI) as
+    :func:`npm_file` did when the package could not be had."""
+    if engine.strong_soap_missing is not None:
+        raise engine.strong_soap_missing
+    return engine
 
 
 @pytest.mark.parametrize("port", ["WeatherSoap", "WeatherSoap12"])
