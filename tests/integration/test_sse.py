@@ -16,6 +16,7 @@ import json
 import socket
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import openai
@@ -76,12 +77,30 @@ MOCKS = [
 ]
 
 
+def keepalive_stop(out: list[tuple[float, str]]) -> bool:
+    return out[-1][1] == ": keepalive"
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    """The module's ``mockd start``. Its keepalive stream is opened at once in a thread
+    (``process.keepalive``, a future of :func:`raw_lines`): the comment comes after the 5 s
+    minimum interval, and the tests before its own run meanwhile. Tests that count every open
+    connection ask for :func:`keepalive_finished` first."""
     directory = tmp_path_factory.mktemp("sse")
-    with start_server(directory, make_config(*MOCKS)) as process:
+    with start_server(directory, make_config(*MOCKS)) as process, \
+            ThreadPoolExecutor(1) as pool:
         process.directory = directory
+        process.keepalive = pool.submit(raw_lines, process.base, "/sse/keepalive",
+                                        stop_when=keepalive_stop, total=9)
         yield process
+
+
+@pytest.fixture
+def keepalive_finished(server):
+    """Waits (bounded) until the module's background keepalive stream has ended, so it is not
+    among the connections a test counts."""
+    server.keepalive.exception(timeout=30)
 
 
 def read_events(base: str, path: str, *, method: str = "GET", headers: dict | None = None,
@@ -204,8 +223,7 @@ def test_last_event_id_resumes_after_the_event_the_client_saw(server):
 
 
 def test_keepalive_comment_arrives_after_the_interval(server):
-    lines = raw_lines(server.base, "/sse/keepalive",
-                      stop_when=lambda out: out[-1][1] == ": keepalive", total=9)
+    lines = server.keepalive.result(timeout=30)  # opened when the server started
     arrival, line = lines[-1]
     assert line == ": keepalive"
     assert 4.5 <= arrival <= 6.5
@@ -283,13 +301,13 @@ def test_ndjson_response_is_one_json_object_per_line(server):
     assert [json.loads(line) for line in lines] == [{"id": 1}, {"id": 2}, {"id": 3}]
 
 
-def test_client_disconnect_ends_the_server_side_stream(server, admin):
+def test_client_disconnect_ends_the_server_side_stream(server, admin, keepalive_finished):
     events, _, _, _ = read_events(server.base, "/sse/endless", max_events=2)
     assert len(events) == 2
     assert wait_until(lambda: open_connections(admin) == 0), admin.get("/sse/connections").json()
 
 
-def test_admin_lists_gets_and_closes_a_live_connection(server, admin):
+def test_admin_lists_gets_and_closes_a_live_connection(server, admin, keepalive_finished):
     received: list[str] = []
     finished = threading.Event()
 
@@ -371,7 +389,7 @@ def test_changing_a_mock_closes_its_open_streams(server, admin):
     assert admin.delete("/mocks/editable").status_code == 204
 
 
-def test_one_hundred_concurrent_clients_are_served_and_the_next_one_gets_503(server, admin):
+def test_one_hundred_concurrent_clients_are_served_and_the_next_one_gets_503(server, admin, keepalive_finished):
     assert wait_until(lambda: open_connections(admin) == 0)
 
     async def crowd() -> tuple[list[tuple[int, list[str]]], int]:
