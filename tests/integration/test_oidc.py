@@ -303,17 +303,24 @@ def test_authorize_unknown_client_and_unregistered_redirect_are_json(engine):
 
 def test_expired_token_is_inactive_and_refused(engine, jwks_client):
     short = f"{engine.base}/short"
+    asked = time.monotonic()
     with OAuth2Client("web-app", "web-secret", **CLIENT_OPTIONS) as client:
         token = client.fetch_token(f"{short}/token", grant_type="client_credentials")
     assert token["expires_in"] == 2
     access = token["access_token"]
+    bearer = {"Authorization": f"Bearer {access}"}
     with httpx.Client(**CLIENT_OPTIONS) as http:
-        assert http.get(f"{short}/userinfo",
-                        headers={"Authorization": f"Bearer {access}"}).status_code == 200
-        time.sleep(3)  # the only sleep: past the 2 s lifetime
+        assert http.get(f"{short}/userinfo", headers=bearer).status_code == 200
+        # Poll until the 2 s lifetime is over (10 s at most): the token is refused from then
+        # on, and not before about a second (its expiry is iat + 2, iat in whole seconds).
+        deadline = asked + 10
+        userinfo = http.get(f"{short}/userinfo", headers=bearer)
+        while userinfo.status_code == 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            userinfo = http.get(f"{short}/userinfo", headers=bearer)
+        assert time.monotonic() - asked >= 0.9
         introspected = http.post(f"{short}/introspect", auth=("web-app", "web-secret"),
                                  data={"token": access})
-        userinfo = http.get(f"{short}/userinfo", headers={"Authorization": f"Bearer {access}"})
     assert introspected.json() == {"active": False}
     assert userinfo.status_code == 401 and userinfo.json()["error"] == "invalid_grant"
     with pytest.raises(jwt.ExpiredSignatureError):
