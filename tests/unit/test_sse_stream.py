@@ -17,6 +17,12 @@ from mocks.protocols.streaming.sender import StreamClock, StreamStopped
 from tests.helpers import engine_with, make_config
 from tests.unit.sse_client import LIMIT, FakeClient, sse_mock
 
+#: SSE timing of a stream that must still be open when a test acts on it: the first event at
+#: once (``perEventDelays[0]``), then one a second, so the stop, the refusal or the change
+#: lands during a wait (a plain ``fixedDelay`` of 1 s made every test wait 1 s for event 1).
+FIRST_AT_ONCE_THEN_SLOW = {"perEventDelays": [0], "fixedDelay": 1000}
+
+
 def app_with(*mocks: dict, runtime: StreamRuntime | None = None) -> tuple[Engine, DataPlaneApp]:
     engine = Engine()
     if runtime is not None:
@@ -66,7 +72,7 @@ async def test_client_disconnect_stops_the_stream_at_once_and_leaves_no_task():
 
 async def test_admin_stop_ends_the_response_cleanly():
     engine, app = app_with(sse_mock("forever", "/f", generator={"type": "sequence"},
-                                    timing={"fixedDelay": 1000}))
+                                    timing=FIRST_AT_ONCE_THEN_SLOW))
     client = FakeClient(app, "/f")
     await client.wait_events(1)
     [connection] = engine.streams.connections()
@@ -96,7 +102,7 @@ async def test_changing_a_mock_stops_its_streams_and_keeps_the_others():
 
 async def test_connection_limit_answers_503():
     engine, app = app_with(sse_mock("f", "/f", generator={"type": "sequence"},
-                                    timing={"fixedDelay": 1000}),
+                                    timing=FIRST_AT_ONCE_THEN_SLOW),
                            runtime=StreamRuntime(max_connections=1))
     first = FakeClient(app, "/f")
     await first.wait_events(1)
@@ -270,7 +276,7 @@ async def test_chunked_pieces_by_chunk_size_with_delays(tmp_path):
 
 async def test_stopping_the_server_ends_every_stream_cleanly():
     engine, app = app_with(
-        sse_mock("forever", "/f", generator={"type": "sequence"}, timing={"fixedDelay": 1000}),
+        sse_mock("forever", "/f", generator={"type": "sequence"}, timing=FIRST_AT_ONCE_THEN_SLOW),
         {"id": "slow", "http": {"matcher": {"path": "/slow"},
                                 "chunked": {"data": "abcdef", "chunkSize": 1,
                                             "chunkDelay": 1000}}})
