@@ -389,7 +389,8 @@ def test_changing_a_mock_closes_its_open_streams(server, admin):
     assert admin.delete("/mocks/editable").status_code == 204
 
 
-def test_one_hundred_concurrent_clients_are_served_and_the_next_one_gets_503(server, admin, keepalive_finished):
+def test_one_hundred_concurrent_clients_are_served_and_the_next_one_gets_503(
+        server, admin, keepalive_finished):
     assert wait_until(lambda: open_connections(admin) == 0)
 
     async def crowd() -> tuple[list[tuple[int, list[str]]], int]:
