@@ -35,13 +35,20 @@ engine = types.SimpleNamespace(
     listeners=types.SimpleNamespace(running={}, failures={}))
 control = types.SimpleNamespace(engine=engine)
 print("ports", len(grpc_ports(control)) + len(mqtt_ports(control)))
-print("\\n".join(sys.modules))
+from mockd_project.api import DeferredViewSignature, api
+built_at_start, loaded_at_start = DeferredViewSignature.built, list(sys.modules)
+document = api.get_openapi_schema()  # loads the whole config schema too
+operations = sum(len(methods) for methods in document["paths"].values())
+print("signatures", built_at_start, DeferredViewSignature.built, operations)
+print("\\n".join(loaded_at_start))
 """
 
 
 def test_admin_urlconf_of_a_full_start_loads_no_protocol_library(tmp_path):
     """One subprocess: every admin route registered, no protocol library or server loaded,
-    and ``/ports`` finds no gRPC server or MQTT broker without loading them."""
+    no operation's view signature read (``mockd_project.api.DeferredViewSignature``) until
+    the OpenAPI document, and ``/ports`` finds no gRPC server or MQTT broker without loading
+    them."""
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
            "MOCKD_DATA_DIR": str(tmp_path / "data"), "PYDANTIC_DISABLE_PLUGINS": "1"}
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
@@ -49,7 +56,11 @@ def test_admin_urlconf_of_a_full_start_loads_no_protocol_library(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.split("\n")
     assert lines[0] == "ports 0"
-    modules = set(lines[1:])
+    # No view signature is read when the URLconf loads; the OpenAPI document reads each once.
+    _, at_start, after_document, operations = lines[1].split()
+    assert int(at_start) == 0
+    assert int(after_document) >= int(operations) > 150
+    modules = set(lines[2:])
     loaded = sorted({wanted for name in modules for wanted in LIBRARIES + SERVERS
                      if name == wanted or name.startswith(wanted + ".")})
     assert loaded == []
