@@ -151,8 +151,11 @@ class Client:
         self.queue: queue.Queue = queue.Queue()
         self.events: queue.Queue = queue.Queue()
         options = {} if protocol == mqtt.MQTTv5 else {"clean_session": clean}
+        # no reconnect: a refused or dropped client's thread ends instead of sleeping in
+        # paho's reconnect wait (1 s steps), so close() returns at once
         self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=name,
-                             protocol=protocol, transport=transport, **options)
+                             protocol=protocol, transport=transport,
+                             reconnect_on_failure=False, **options)
         self.c.on_message = lambda cl, ud, msg: self.queue.put(
             (msg.topic, msg.payload, msg.qos, msg.retain))
         self.c.on_connect = lambda cl, ud, flags, rc, props: self.events.put(("connack", rc))
