@@ -181,18 +181,18 @@ def test_builtin_health_routes_are_never_faulted(chaos, data):
 
 def test_circuit_breaker_trips_half_opens_and_recovers(chaos, admin, data):
     chaos(on_api({"type": "circuit_breaker", "closedErrorRate": 1.0, "failureThreshold": 2,
-                  "successThreshold": 2, "openDuration": "1s", "halfOpenErrorRate": 0.0}))
+                  "successThreshold": 2, "openDuration": "400ms", "halfOpenErrorRate": 0.0}))
     for _ in range(2):  # failureThreshold 2: two injected 500s, then open
         failed = data.get("/api/hello")
         assert failed.status_code == 500 and failed.headers["x-circuit-state"] == "closed"
     tripped = data.get("/api/hello")
     assert tripped.status_code == 503 and tripped.headers["x-circuit-state"] == "open"
-    assert tripped.headers["retry-after"] == "1"
+    assert tripped.headers["retry-after"] == "1"  # whole seconds, rounded up from 400 ms
     assert tripped.json() == {"error": "circuit breaker open", "state": "open", "retry_after": 1}
     assert data.get("/api/hello").status_code == 503
     state = admin.get("/chaos/faults").json()["circuitBreakers"]["0:0"]
     assert state["state"] == "open" and state["tripCount"] == 1 and "openedAt" in state
-    time.sleep(1.1)
+    time.sleep(0.5)
     half_open = data.get("/api/hello")
     assert half_open.status_code == 200 and half_open.headers["x-circuit-state"] == "half_open"
     assert admin.get("/chaos/faults").json()["circuitBreakers"]["0:0"]["state"] == "half_open"
