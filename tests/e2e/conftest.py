@@ -77,6 +77,14 @@ def admin_api(dashboard_server) -> Iterator[httpx.Client]:
         yield client
 
 
+@pytest.fixture(scope="module")
+def data(dashboard_server) -> Iterator[httpx.Client]:
+    """An httpx client of the data plane (``server.base``), one per module (making a client
+    costs tens of milliseconds of CPU: its TLS context); no proxy from the environment."""
+    with httpx.Client(base_url=dashboard_server.base, timeout=10, trust_env=False) as client:
+        yield client
+
+
 #: Chromium resolves no host name and no address but 127.0.0.1: a page (or Chromium itself)
 #: that tries another host gets a network error at once and nothing leaves the machine.
 #: Every request of a page is also recorded (:class:`OriginGuard`), so one to another origin

@@ -8,7 +8,6 @@ import json
 import time
 from pathlib import Path
 
-import httpx
 
 from tests.e2e.conftest import WAIT_MS, screenshot
 
@@ -25,20 +24,19 @@ def _admin_password(server) -> str:
     return path.read_text().strip()
 
 
-def _served(server) -> tuple[int, str]:
-    with httpx.Client(base_url=server.base, trust_env=False, timeout=10) as data:
-        answer = data.get("/admin-e2e")
+def _served(data) -> tuple[int, str]:
+    answer = data.get("/admin-e2e")
     return answer.status_code, answer.text
 
 
 def test_a_mock_changed_in_the_django_admin_is_served_at_once(page, dashboard_server,
-                                                              admin_api):
+                                                              admin_api, data):
     created = admin_api.post("/mocks", json={
         "id": MOCK_ID, "type": "http", "http": {
             "matcher": {"method": "GET", "path": "/admin-e2e"},
             "response": {"statusCode": 200, "body": "before"}}})
     assert created.status_code == 201, created.text
-    assert _served(dashboard_server) == (200, "before")
+    assert _served(data) == (200, "before")
 
     page.goto(dashboard_server.admin + "/")
     with page.expect_popup() as popup_info:
@@ -57,13 +55,13 @@ def test_a_mock_changed_in_the_django_admin_is_served_at_once(page, dashboard_se
     error = admin.locator(".field-config .errorlist")
     error.wait_for()
     assert error.inner_text().startswith("Enter valid JSON")
-    assert _served(dashboard_server) == (200, "before")
+    assert _served(data) == (200, "before")
 
     editor = admin.locator("#id_config")
     editor.fill(json.dumps({"matcher": {"method": "GET", "path": "/admin-e2e"},
                             "response": {"statusCode": 202, "body": "after"}}, indent=2))
     admin.get_by_role("button", name="Save and continue editing").click()
     admin.locator(".messagelist .success").wait_for()
-    assert _served(dashboard_server) == (202, "after")
+    assert _served(data) == (202, "after")
     assert json.loads(admin.locator("#id_config").input_value())["response"]["body"] == "after"
     screenshot(admin, "django-admin")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import time
 
-import httpx
 import pytest
 
 from tests.e2e.conftest import EXPECTED_400, WAIT_MS, screenshot
@@ -23,15 +22,11 @@ def create(admin_api, path: str, body, name: str = "", **query) -> dict:
     return answer.json()["mock"]
 
 
-def data_plane(server, path: str) -> httpx.Response:
-    return httpx.get(server.base + path, timeout=10)
-
-
 def editor_text(page) -> str:
     return page.get_by_test_id("mock-editor-text").input_value()
 
 
-def test_create_from_a_template_and_call_it(page, dashboard_server, admin_api):
+def test_create_from_a_template_and_call_it(page, dashboard_server, admin_api, data):
     page.goto(dashboard_server.admin + "/#/mocks")
     page.get_by_test_id("new-mock").click()
     page.get_by_test_id("template-http-json").click()
@@ -44,14 +39,14 @@ def test_create_from_a_template_and_call_it(page, dashboard_server, admin_api):
     expect(page.get_by_test_id("mock-name")).to_have_text("Products from the UI")
     mock_id = page.evaluate("location.hash").split("/")[2]
     assert mock_id.startswith("http_")
-    answer = data_plane(dashboard_server, "/ui/products")
+    answer = data.get("/ui/products")
     assert answer.status_code == 200
     assert answer.json() == [{"id": 1, "name": "Keyboard", "price": 49.9},
                              {"id": 2, "name": "Mouse", "price": 19.9}]
     assert admin_api.get(f"/mocks/{mock_id}").json()["name"] == "Products from the UI"
 
 
-def test_a_yaml_edit_changes_the_answer(page, dashboard_server, admin_api):
+def test_a_yaml_edit_changes_the_answer(page, dashboard_server, admin_api, data):
     mock = create(admin_api, "/ui/edit", {"version": "one"})
     page.goto(f"{dashboard_server.admin}/#/mocks/{mock['id']}?tab=edit")
     expect(page.get_by_test_id("mock-editor-text")).to_have_value(re.compile("version: one"))
@@ -59,12 +54,12 @@ def test_a_yaml_edit_changes_the_answer(page, dashboard_server, admin_api):
     page.get_by_test_id("mock-editor-save").click()
     page.get_by_test_id("tab-definition").click()
     expect(page.get_by_test_id("mock-definition")).to_contain_text("version: two")
-    assert data_plane(dashboard_server, "/ui/edit").json() == {"version": "two"}
+    assert data.get("/ui/edit").json() == {"version": "two"}
     screenshot(page, "mock")
 
 
 def test_an_invalid_edit_shows_the_error_at_its_key_and_changes_nothing(
-        page, expected_console, dashboard_server, admin_api):
+        page, expected_console, dashboard_server, admin_api, data):
     expected_console.append(EXPECTED_400)
     mock = create(admin_api, "/ui/invalid", {"kept": True})
     page.goto(f"{dashboard_server.admin}/#/mocks/{mock['id']}?tab=edit")
@@ -83,7 +78,7 @@ def test_an_invalid_edit_shows_the_error_at_its_key_and_changes_nothing(
     expect(page.get_by_test_id("mock-editor-errors")).to_contain_text("http.response.statusCode")
     screenshot(page, "mock-invalid-edit")
     assert admin_api.get(f"/mocks/{mock['id']}").json()["http"]["response"]["statusCode"] == 200
-    answer = data_plane(dashboard_server, "/ui/invalid")
+    answer = data.get("/ui/invalid")
     assert (answer.status_code, answer.json()) == (200, {"kept": True})
     # A YAML syntax error is caught before anything is sent, at its line.
     page.get_by_test_id("mock-editor-text").fill("type: http\nhttp: [unclosed\n")
@@ -92,9 +87,9 @@ def test_an_invalid_edit_shows_the_error_at_its_key_and_changes_nothing(
     assert admin_api.get(f"/mocks/{mock['id']}").json()["http"]["response"]["statusCode"] == 200
 
 
-def test_the_toggle_disables_a_mock(page, dashboard_server, admin_api):
+def test_the_toggle_disables_a_mock(page, dashboard_server, admin_api, data):
     mock = create(admin_api, "/ui/toggle", "on", name="toggled mock")
-    assert data_plane(dashboard_server, "/ui/toggle").status_code == 200
+    assert data.get("/ui/toggle").status_code == 200
     page.goto(dashboard_server.admin + "/#/mocks")
     row = page.locator(f"tr[data-mock-id='{mock['id']}']")
     toggle = row.get_by_test_id("mock-toggle")
@@ -103,10 +98,10 @@ def test_the_toggle_disables_a_mock(page, dashboard_server, admin_api):
     expect(page.locator("#toasts")).to_contain_text("toggled mock: Mock disabled")
     expect(row).to_have_class(re.compile("disabled"))
     assert admin_api.get(f"/mocks/{mock['id']}").json()["enabled"] is False
-    assert data_plane(dashboard_server, "/ui/toggle").status_code == 404
+    assert data.get("/ui/toggle").status_code == 404
     toggle.click()
     expect(page.locator("#toasts")).to_contain_text("toggled mock: Mock enabled")
-    assert data_plane(dashboard_server, "/ui/toggle").status_code == 200
+    assert data.get("/ui/toggle").status_code == 200
 
 
 def test_duplicate_then_delete(page, dashboard_server, admin_api):
@@ -129,10 +124,10 @@ def test_duplicate_then_delete(page, dashboard_server, admin_api):
     expect(page.locator(f"tr[data-mock-id='{copy_id}']")).to_have_count(0)
 
 
-def test_the_list_shows_hit_counts_and_filters(page, dashboard_server, admin_api):
+def test_the_list_shows_hit_counts_and_filters(page, dashboard_server, admin_api, data):
     mock = create(admin_api, "/ui/hits", "hit", name="hit me")
     for _ in range(3):
-        assert data_plane(dashboard_server, "/ui/hits").status_code == 200
+        assert data.get("/ui/hits").status_code == 200
     page.goto(dashboard_server.admin + "/#/mocks")
     row = page.locator(f"tr[data-mock-id='{mock['id']}']")
     expect(row.get_by_test_id("mock-hits")).to_have_text("3")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 
-import httpx
 import pytest
 
 from tests.e2e.conftest import screenshot
@@ -14,7 +13,7 @@ from tests.e2e.conftest import screenshot
 expect = pytest.importorskip("playwright.sync_api").expect
 
 
-def test_the_overview_shows_the_traffic(page, dashboard_server, admin_api):
+def test_the_overview_shows_the_traffic(page, dashboard_server, admin_api, data):
     for path, count in (("/ov/busy", 6), ("/ov/quiet", 2)):
         answer = admin_api.post("/mocks", json={
             "type": "http", "name": f"overview {path}",
@@ -22,8 +21,8 @@ def test_the_overview_shows_the_traffic(page, dashboard_server, admin_api):
                      "response": {"statusCode": 200, "body": "ok"}}})
         assert answer.status_code == 201, answer.text
         for _ in range(count):
-            assert httpx.get(dashboard_server.base + path, timeout=10).status_code == 200
-    assert httpx.get(dashboard_server.base + "/ov/none", timeout=10).status_code == 404
+            assert data.get(path).status_code == 200
+    assert data.get("/ov/none").status_code == 404
     busy = next(m for m in admin_api.get("/mocks").json()["mocks"] if m["name"] == "overview /ov/busy")
 
     page.goto(dashboard_server.admin + "/")
@@ -41,7 +40,7 @@ def test_the_overview_shows_the_traffic(page, dashboard_server, admin_api):
 
     # New traffic shows at the next refresh (every 2 s) without reloading the page.
     for _ in range(3):
-        httpx.get(dashboard_server.base + "/ov/quiet", timeout=10)
+        data.get("/ov/quiet")
     expect(page.get_by_test_id("requests-total")).to_have_text("12")
     points = page.get_by_test_id("rps-sparkline").locator("polyline").get_attribute("points")
     assert len(points.split()) >= 1

@@ -43,7 +43,7 @@ def upstream():
 
 
 def test_proxy_started_from_the_page_records_and_converts(page, dashboard_server, admin_api,
-                                                         upstream):
+                                                         upstream, data):
     proxy_port = free_port()
     page.goto(dashboard_server.admin + "/#/recordings")
     expect(page.get_by_test_id("proxy-running")).to_have_text("stopped")
@@ -77,7 +77,7 @@ def test_proxy_started_from_the_page_records_and_converts(page, dashboard_server
     page.get_by_test_id(f"recording-select-{recording_id}").check()
     page.get_by_test_id("recordings-convert").click()
     expect(page.locator("#toasts")).to_contain_text("1 mock(s) created")
-    served = httpx.get(dashboard_server.base + "/greeting", timeout=10)
+    served = data.get("/greeting")
     assert served.status_code == 200 and served.json() == {"greeting": "hello from upstream"}
 
     page.get_by_test_id("ca-create").click()

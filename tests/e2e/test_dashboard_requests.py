@@ -10,7 +10,6 @@ import json
 import time
 from datetime import datetime, timedelta, timezone
 
-import httpx
 import pytest
 from playwright.sync_api import expect
 
@@ -33,11 +32,10 @@ def open_log(page, dashboard_server):
     expect(page.get_by_test_id("stream-status")).to_have_text("live", timeout=WAIT_MS)
 
 
-def test_a_request_appears_live_and_filters_apply(page, dashboard_server, greeting):
+def test_a_request_appears_live_and_filters_apply(page, dashboard_server, greeting, data):
     open_log(page, dashboard_server)
-    with httpx.Client(base_url=dashboard_server.base, timeout=10) as data:
-        assert data.get("/greeting", headers={"X-Team": "blue"}).status_code == 200
-        assert data.get("/live-unmatched-path").status_code == 404
+    assert data.get("/greeting", headers={"X-Team": "blue"}).status_code == 200
+    assert data.get("/live-unmatched-path").status_code == 404
     rows = page.get_by_test_id("request-row")
     expect(rows.filter(has_text="/live-unmatched-path")).to_have_count(1, timeout=WAIT_MS)
     matched = rows.filter(has_text="/greeting").first
@@ -50,9 +48,8 @@ def test_a_request_appears_live_and_filters_apply(page, dashboard_server, greeti
     expect(rows.filter(has_text="/live-unmatched-path")).to_have_count(0, timeout=WAIT_MS)
     expect(rows.filter(has_text="/greeting").first).to_be_visible()
     # A request that arrives while the filter is on shows only when it passes.
-    with httpx.Client(base_url=dashboard_server.base, timeout=10) as data:
-        data.get("/live-unmatched-path")
-        data.get("/greeting", headers={"X-Team": "blue"}, params={"n": "2"})
+    data.get("/live-unmatched-path")
+    data.get("/greeting", headers={"X-Team": "blue"}, params={"n": "2"})
     expect(rows.filter(has_text="n=2")).to_have_count(1, timeout=WAIT_MS)
     expect(rows.filter(has_text="/live-unmatched-path")).to_have_count(0)
     page.get_by_test_id("filter-method").select_option("POST")
@@ -63,10 +60,9 @@ def test_a_request_appears_live_and_filters_apply(page, dashboard_server, greeti
 
 
 def test_an_unmatched_request_shows_near_misses_and_becomes_a_mock(page, dashboard_server,
-                                                                   greeting):
-    with httpx.Client(base_url=dashboard_server.base, timeout=10) as data:
-        missed = data.get("/greeting", headers={"X-Team": "red"})
-        assert missed.status_code == 404
+                                                                   greeting, data, admin_api):
+    missed = data.get("/greeting", headers={"X-Team": "red"})
+    assert missed.status_code == 404
     open_log(page, dashboard_server)
     page.get_by_test_id("request-row").filter(has_text="/greeting").filter(
         has_text="unmatched").first.get_by_test_id("request-link").click()
@@ -83,12 +79,10 @@ def test_an_unmatched_request_shows_near_misses_and_becomes_a_mock(page, dashboa
     page.wait_for_url("**/#/mocks/http_*", timeout=WAIT_MS)
     new_id = page.url.rsplit("/", 1)[-1]
     assert new_id != greeting
-    with httpx.Client(base_url=dashboard_server.base, timeout=10) as data:
-        again = data.get("/greeting", headers={"X-Team": "red"})
+    again = data.get("/greeting", headers={"X-Team": "red"})
     assert again.status_code == 200
     assert again.json() == {"made": "from the log"}
-    latest = httpx.get(dashboard_server.admin + "/requests", params={"limit": 1},
-                       headers={"X-API-Key": dashboard_server.api_key}).json()["requests"][0]
+    latest = admin_api.get("/requests", params={"limit": 1}).json()["requests"][0]
     assert latest["matchedMockId"] == new_id
 
 

@@ -4,7 +4,6 @@ data, pages of items, and a custom operation executed from its form (issue 30; b
 §1 "State (tables) and custom operations")."""
 from __future__ import annotations
 
-import httpx
 import pytest
 from playwright.sync_api import expect
 
@@ -43,12 +42,6 @@ def tables(admin_api):
 @pytest.fixture(autouse=True)
 def seeded(admin_api):
     assert admin_api.post("/reset").status_code == 200
-
-
-@pytest.fixture
-def data(dashboard_server):
-    with httpx.Client(base_url=dashboard_server.base, timeout=10) as client:
-        yield client
 
 
 def table_row(page, name):
