@@ -23,8 +23,10 @@ from mockd import MockServer
 
 pytest_plugins = ["pytester"]
 
+#: Inner sessions run in this process without the plugins of our own suite (Faker's loads
+#: every locale, ~0.25 s of CPU a session; the outer suite runs without it too).
 INNER = ("-p", "no:django", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:randomly",
-         "-q")
+         "-p", "no:faker", "-q")
 
 EVENTS = [("tick", "0", "first"), ("tick", "1", "second"), ("done", "2", "last")]
 
