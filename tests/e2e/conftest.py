@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -56,17 +57,39 @@ def api_key_of(data_dir: Path) -> str:
     return (data_dir / "admin-api-key").read_text().strip()
 
 
-@pytest.fixture(scope="module")
-def dashboard_server(tmp_path_factory) -> Iterator[MockdProcess]:
-    """``mockd start`` with an API key (``server.api_key``), an empty config, one per test
-    module; ``server.admin`` is the dashboard's origin."""
-    tmp_path = tmp_path_factory.mktemp("dashboard")
+def _start_dashboard_server(tmp_path: Path) -> MockdProcess:
+    """``mockd start`` with an API key and an empty config in ``tmp_path``; the key is
+    ``server.api_key``."""
     server = start_server(tmp_path, None, no_auth=False)
     try:
         server.api_key = api_key_of(tmp_path / "data")
-        yield server
-    finally:
+    except BaseException:
         server.stop()
+        raise
+    return server
+
+
+@pytest.fixture(scope="module")
+def server_start(tmp_path_factory) -> Iterator[Future]:
+    """The module's ``mockd start`` begun on a thread (a :class:`Future` of its
+    :class:`MockdProcess`), so that Chromium starts (:func:`browser`) while the server boots;
+    stopped at the end of the module."""
+    tmp_path = tmp_path_factory.mktemp("dashboard")
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mockd-start")
+    future = pool.submit(_start_dashboard_server, tmp_path)
+    try:
+        yield future
+    finally:
+        pool.shutdown(wait=True)
+        if future.exception() is None:
+            future.result().stop()
+
+
+@pytest.fixture(scope="module")
+def dashboard_server(server_start) -> MockdProcess:
+    """``mockd start`` with an API key (``server.api_key``), an empty config, one per test
+    module, once it answers; ``server.admin`` is the dashboard's origin."""
+    return server_start.result()
 
 
 @pytest.fixture(scope="module")
@@ -93,12 +116,13 @@ ONLY_LOOPBACK = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def browser(server_start) -> Iterator[Any]:
     """A headless Chromium for one test module (each test in a context of its own,
     :func:`page`), stopped with Playwright at the end of the module. Playwright's sync API
     keeps an asyncio event loop set as running in the main thread while it is started; once
     it is stopped, a later test of the same process may call ``asyncio.run`` again, so the
-    browser test files can run among the others."""
+    browser test files can run among the others. The module's server boots meanwhile
+    (``server_start``)."""
     executable = chromium_executable()
     from playwright.sync_api import sync_playwright
 
