@@ -197,7 +197,7 @@ def test_changing_the_mock_closes_its_clients_with_1012(tmp_path):
                 "id": "live", "type": "websocket",
                 "websocket": {"path": "/live", "defaultResponse": {"type": "text",
                                                                    "value": "new"}}},
-                timeout=10)
+                timeout=10, trust_env=False)
             assert changed.status_code == 200, changed.text
             with pytest.raises(ConnectionClosed) as closed:
                 ws.recv(timeout=5)
