@@ -57,6 +57,7 @@ OTHER_PROTOCOL_MODELS = ("mocks.protocols.graphql.config", "mocks.protocols.grpc
 
 
 def _loaded_after(code: str) -> set[str]:
+    """The modules loaded once ``code`` ran in a fresh interpreter."""
     script = code + "\nimport sys\nprint(' '.join(sys.modules))"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=ROOT, timeout=60)
@@ -64,27 +65,50 @@ def _loaded_after(code: str) -> set[str]:
     return set(done.stdout.split())
 
 
-def test_loading_an_http_only_config_builds_no_other_protocol_or_server_model():
-    loaded = _loaded_after("from mocks.loader import load_config_file\n"
-                           "config = load_config_file('examples/quickstart.yaml')\n"
-                           "assert config.mocks and {m.type for m in config.mocks} == {'http'}")
+#: The steps of :func:`loaded_after`, run in this order in one fresh interpreter.
+STEPS = {
+    "http-only file": "from mocks.loader import load_config_file\n"
+                      "config = load_config_file('examples/quickstart.yaml')\n"
+                      "assert config.mocks and {m.type for m in config.mocks} == {'http'}",
+    "server settings": "from mocks.config import ConfigFile\n"
+                       "config = ConfigFile.model_validate({'serverConfig': {'httpPort': 1}})\n"
+                       "assert config.server_config.http_port == 1",
+    "grpc block": "from mocks.config import Mock\n"
+                  "mock = Mock.model_validate({'type': 'grpc',\n"
+                  "                            'grpc': {'port': 50051, 'protoFile': 'a.proto'}})\n"
+                  "assert type(mock.grpc).__name__ == 'GrpcMock', type(mock.grpc)",
+}
+
+
+@pytest.fixture(scope="module")
+def loaded_after() -> dict[str, set[str]]:
+    """``{step: the modules loaded once it ran}`` for the :data:`STEPS`, run in order in one
+    fresh interpreter: an HTTP-only file first (so its set is a fresh start's), then server
+    settings without chaos, then a gRPC block. Each later set includes the earlier ones, which
+    the earlier tests check hold none of the modules a later test looks for."""
+    script = "import sys\n" + "".join(
+        f"{code}\nprint({name!r} + '|' + ' '.join(sys.modules))\n" for name, code in STEPS.items())
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    shown = dict(line.split("|", 1) for line in done.stdout.splitlines() if "|" in line)
+    assert list(shown) == list(STEPS), done.stdout
+    return {name: set(modules.split()) for name, modules in shown.items()}
+
+
+def test_loading_an_http_only_config_builds_no_other_protocol_or_server_model(loaded_after):
+    loaded = loaded_after["http-only file"]
     assert sorted(loaded & {*OTHER_PROTOCOL_MODELS, "mocks.server_config", "chaos.config",
                             "tables.operations_config"}) == []
 
 
-def test_server_settings_without_chaos_build_no_chaos_model():
-    loaded = _loaded_after("from mocks.config import ConfigFile\n"
-                           "config = ConfigFile.model_validate({'serverConfig': {'httpPort': 1}})\n"
-                           "assert config.server_config.http_port == 1")
+def test_server_settings_without_chaos_build_no_chaos_model(loaded_after):
+    loaded = loaded_after["server settings"]
     assert "mocks.server_config" in loaded and "chaos.config" not in loaded
 
 
-def test_a_grpc_block_builds_the_grpc_model_when_it_is_validated():
-    loaded = _loaded_after(
-        "from mocks.config import Mock\n"
-        "mock = Mock.model_validate({'type': 'grpc',\n"
-        "                            'grpc': {'port': 50051, 'protoFile': 'a.proto'}})\n"
-        "assert type(mock.grpc).__name__ == 'GrpcMock', type(mock.grpc)")
+def test_a_grpc_block_builds_the_grpc_model_when_it_is_validated(loaded_after):
+    loaded = loaded_after["grpc block"]
     assert "mocks.protocols.grpc.config" in loaded
     assert "mocks.protocols.mqtt.config" not in loaded
 
