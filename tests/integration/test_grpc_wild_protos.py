@@ -52,10 +52,18 @@ def mockd(server, *args: str):
     return result.stdout
 
 
-def test_import_with_import_path_serves_pubsub_to_a_reflection_client(server, googleapis):
+@pytest.fixture(scope="module")
+def pubsub_import(server, googleapis) -> tuple[int, str]:
+    """``(gRPC port, output)`` of one ``mockd import`` of Pub/Sub with ``-I``: checked by the
+    first test below, then merged into by ``mockd grpc add`` (one import and one gRPC
+    server fewer than an import per test)."""
     port = free_port()
-    output = mockd(server, "import", str(googleapis / PUBSUB), "-I", str(googleapis),
-                   "--grpc-port", str(port))
+    return port, mockd(server, "import", str(googleapis / PUBSUB), "-I", str(googleapis),
+                       "--grpc-port", str(port))
+
+
+def test_import_with_import_path_serves_pubsub_to_a_reflection_client(server, pubsub_import):
+    port, output = pubsub_import
     assert "Imported 2 mocks" in output and "(format: proto)" in output
     with server.admin_client() as admin:
         stored = admin.get("/mocks/grpc-google.pubsub.v1.Publisher").json()["grpc"]
@@ -147,10 +155,10 @@ def test_config_with_import_paths_uses_builtin_google_api_rpc_type_and_longrunni
             assert "google/rpc/status.proto" in file_names(found)
 
 
-def test_grpc_add_with_import_path_onto_an_imported_port_merges(server, googleapis):
-    port = free_port()
-    mockd(server, "import", str(googleapis / PUBSUB), "-I", str(googleapis), "--grpc-port",
-          str(port))
+def test_grpc_add_with_import_path_onto_an_imported_port_merges(server, googleapis,
+                                                                 pubsub_import):
+    # After the import test above (file order): the merge replaces its Publish answer.
+    port, _ = pubsub_import
     output = mockd(server, "grpc", "add", "--proto", str(googleapis / PUBSUB), "-I",
                    str(googleapis), "--service", "google.pubsub.v1.Publisher", "--method",
                    "Publish", "--response", '{"messageIds": ["added-{{request.topic}}"]}',
