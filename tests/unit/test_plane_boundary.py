@@ -52,15 +52,20 @@ def test_engine_module_imports_no_django(path):
     assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
 
 
-def test_importing_the_engine_loads_no_django_at_run_time():
-    code = ("import sys, mocks.engine.app, mocks.engine.control, mocks.loader,"
-            " oidc.engine, tables.store, tables.binding, tables.control, tables.operations,"
-            " tables.expressions;"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('django', 'channels', 'ninja')))")
-    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            cwd=ROOT, check=True).stdout.strip()
-    assert output == "[]"
+#: Run after the modules of an engine start were listed (:func:`engine_start_output`): the
+#: engine's other run-time modules, then the Django-side modules loaded by then.
+ENGINE_IMPORTS = (
+    "import mocks.engine.app, mocks.engine.control, mocks.loader, oidc.engine, tables.store\n"
+    "import tables.binding, tables.control, tables.operations, tables.expressions\n"
+    "print('django', sorted(m for m in sys.modules if m.split('.')[0] in\n"
+    "                       ('django', 'channels', 'ninja')))\n")
+
+
+def test_importing_the_engine_loads_no_django_at_run_time(engine_start_output):
+    """The engine's modules (data-plane app, engine control, loader, the identity provider's
+    engine, the table runtime, custom operations) imported on top of an engine start load
+    no Django, Channels or ninja (the engine start alone loads none: see below)."""
+    assert engine_start_output["django"] == "[]"
 
 
 #: Admin-side modules ``mockd engine`` must never load (ARCHITECTURE seam 2: no Django at
@@ -88,11 +93,14 @@ ENGINE_START = (
 
 
 @pytest.fixture(scope="module")
-def engine_start_modules() -> list[str]:
-    """The modules loaded once :data:`ENGINE_START` has run and the engine-control port has
-    answered one request of the HTTP side (``/status``); one subprocess for the module. Also
-    ``built:<module>.<Model>`` for each pydantic model of :data:`LAZY_CONFIG_MODULES` built
-    by then."""
+def engine_start_output() -> dict[str, str]:
+    """One subprocess for the module, in this order: :data:`ENGINE_START`, one request of the
+    engine-control port's HTTP side (``/status``), then ``modules``: the modules loaded by
+    then, one a line, and ``built:<module>.<Model>`` for each pydantic model of
+    :data:`LAZY_CONFIG_MODULES` built by then; then ``routes``: what
+    :data:`CONTROL_ROUTES_CHECK` printed; then ``django``: what :data:`ENGINE_IMPORTS`
+    printed. Each later step runs on what the earlier ones loaded, which the tests of the
+    earlier ones check."""
     code = ENGINE_START + ("asyncio.run(control.status())\n"
                            "print('\\n'.join(sys.modules))\n"
                            "from pydantic import BaseModel\n"
@@ -100,11 +108,22 @@ def engine_start_modules() -> list[str]:
                            "    for value in vars(sys.modules.get(name, sys)).values():\n"
                            "        if (isinstance(value, type) and issubclass(value, BaseModel)\n"
                            "                and value.__pydantic_complete__):\n"
-                           "            print(f'built:{value.__module__}.{value.__name__}')\n")
+                           "            print(f'built:{value.__module__}.{value.__name__}')\n"
+                           "print('--routes--')\n" + CONTROL_ROUTES_CHECK
+                           + "print('--django--')\n" + ENGINE_IMPORTS)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
-    return done.stdout.split()
+    modules, rest = done.stdout.split("--routes--\n")
+    routes, django = rest.split("--django--\n")
+    return {"modules": modules, "routes": routes.strip(),
+            "django": django.strip().removeprefix("django ")}
+
+
+@pytest.fixture(scope="module")
+def engine_start_modules(engine_start_output) -> list[str]:
+    """The ``modules`` part of :func:`engine_start_output`, as a list."""
+    return engine_start_output["modules"].split()
 
 
 def _among(modules: list[str], names: tuple[str, ...]) -> list[str]:
@@ -161,22 +180,24 @@ def test_a_grpc_and_a_graphql_mock_load_their_libraries_when_they_compile(tmp_pa
                                                                "grpc"]
 
 
-def test_a_protocols_control_routes_load_when_one_of_its_routes_is_asked():
+#: Run in :func:`engine_start_output` after the engine start: the registry's control routes
+#: answer ``/status`` (not a protocol's path), then whether the gRPC server was imported and
+#: which protocols' routes were.
+CONTROL_ROUTES_CHECK = (
+    "from mocks.engine.control import ProtocolControlRoutes\n"
+    "routes = ProtocolControlRoutes.from_registry()\n"
+    "async def answer(status, payload): print('status', status)\n"
+    "async def read(): return b''\n"
+    "asyncio.run(routes.route(None, 'GET', '/status', {}, read, answer))\n"
+    "before = 'mocks.protocols.grpc.server' in sys.modules\n"
+    "print('before', before, sorted(routes.loaded))\n")
+
+
+def test_a_protocols_control_routes_load_when_one_of_its_routes_is_asked(engine_start_output):
     """The engine-control port imports a protocol's routes (and server) on the first request
-    of its paths, through the registry's ``control_routes`` string."""
-    code = (
-        "import asyncio, sys\n"
-        "from mocks.engine.control import ProtocolControlRoutes\n"
-        "routes = ProtocolControlRoutes.from_registry()\n"
-        "async def answer(status, payload): print('status', status)\n"
-        "async def read(): return b''\n"
-        "asyncio.run(routes.route(None, 'GET', '/status', {}, read, answer))\n"
-        "before = 'mocks.protocols.grpc.server' in sys.modules\n"
-        "print('before', before, sorted(routes.loaded))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "before False []"
+    of its paths, through the registry's ``control_routes`` string: a request of another
+    path (``/status``) imports none."""
+    assert engine_start_output["routes"] == "before False []"
 
 
 @pytest.mark.parametrize(("path", "owner"), [
