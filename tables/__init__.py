@@ -14,7 +14,8 @@ replicas share (:mod:`tables.redis_store`) and how a server chooses it
 Those runtime modules import nothing from Django (ARCHITECTURE seam 2; checked by
 ``tests/unit/test_plane_boundary.py``). The Django side is ``models`` (persisted
 definitions), ``services`` and ``api`` (admin routes) and ``cli``, ``operations_cli`` (client
-commands).
+commands; the offline checks of ``stateful custom validate`` are ``operations_check``,
+loaded by that command only).
 
 Who may call it: the engine (it compiles table definitions and bound mocks into a snapshot and
 holds the one :class:`~tables.store.TableStore`), every protocol adapter through
