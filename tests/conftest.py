@@ -79,6 +79,39 @@ def pytest_configure(config):
     from tests.rewrite_cache import share_out
 
     share_out(config)
+    _share_default_ssl_contexts()
+
+
+def _share_default_ssl_contexts() -> None:
+    """Every ``httpx.Client``/``AsyncClient`` of the tests built with the default verification
+    (``verify=True``, no ``cert``) gets one shared ``ssl.SSLContext`` per ``trust_env`` value
+    instead of a new one: httpx builds a context for each client, even for ``http://`` URLs,
+    and loading the CA bundle costs ~45 ms of CPU each time (hundreds of clients a run). The
+    context is the one httpx would build (same CA bundle, same checks); clients given their
+    own context or ``verify=False`` are untouched. Does nothing when httpx's transport module
+    no longer has ``create_ssl_context``."""
+    import ssl
+
+    try:
+        from httpx._transports import default as transports
+    except ImportError:
+        return
+    create = getattr(transports, "create_ssl_context", None)
+    if create is None or getattr(create, "shared_for_tests", False):
+        return
+    shared: dict[tuple[bool, str, str], ssl.SSLContext] = {}
+
+    def create_ssl_context(verify=True, cert=None, trust_env=True):
+        if verify is not True or cert is not None:
+            return create(verify=verify, cert=cert, trust_env=trust_env)
+        key = (bool(trust_env), os.environ.get("SSL_CERT_FILE", ""),
+               os.environ.get("SSL_CERT_DIR", ""))
+        if key not in shared:
+            shared[key] = create(verify=True, cert=None, trust_env=trust_env)
+        return shared[key]
+
+    create_ssl_context.shared_for_tests = True
+    transports.create_ssl_context = create_ssl_context
 
 
 #: The slowest test files (a few long tests each: fuzzing, restarts, README walk-throughs),
