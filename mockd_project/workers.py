@@ -347,6 +347,11 @@ class Supervisor:
         child.process = self._launch(child.index, port)
         child.started_at = time.monotonic()
         child.restarts += 1
+        # Counted on the row at once: the admin's health check may find the new process and
+        # mark the row healthy before this thread's rejoin below.
+        record = self.engines.records.get(f"worker-{child.index}") if self.engines else None
+        if record is not None:
+            record.restarts = child.restarts
         try:
             self._wait_ready([child], CHILD_START_TIMEOUT)
         except Exception as error:  # noqa: BLE001 - counted as one more death
