@@ -26,6 +26,7 @@ from mocks.config import ConfigFile
 from mocks.engine.core import Engine
 from mocks.loader import validate_config
 from mocks.core.request import MockRequest
+from tests.client_tls import CLIENT_TLS
 
 MOCKD = str(Path(sys.executable).parent / "mockd")
 STARTUP_TIMEOUT = 30.0
@@ -162,19 +163,6 @@ def isolated_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-_SSL_CONTEXT: list[Any] = []
-
-
-def loopback_ssl_context() -> Any:
-    """One ``ssl.SSLContext`` with httpx's default verification (certifi's CA bundle), built on
-    first use and shared by the clients this module makes: httpx builds a new one for every
-    ``httpx.Client`` otherwise, ~45 ms of CPU each (loading the CA bundle), even for plain
-    ``http://`` URLs."""
-    if not _SSL_CONTEXT:
-        _SSL_CONTEXT.append(httpx.create_ssl_context())
-    return _SSL_CONTEXT[0]
-
-
 class MockdProcess:
     """A running ``mockd`` subprocess; use as a context manager (always stopped)."""
 
@@ -218,7 +206,7 @@ class MockdProcess:
     def wait_healthy(self, url: str, timeout: float = STARTUP_TIMEOUT) -> None:
         deadline = time.monotonic() + timeout
         with httpx.Client(timeout=1.0, trust_env=False,
-                          verify=loopback_ssl_context()) as client:
+                          verify=CLIENT_TLS) as client:
             while time.monotonic() < deadline:
                 if self.proc.poll() is not None:
                     raise AssertionError(f"exited {self.proc.returncode}; log:\n{self.log()}")
@@ -232,12 +220,12 @@ class MockdProcess:
 
     def client(self, **kwargs: Any) -> httpx.Client:
         kwargs.setdefault("timeout", 10.0)
-        kwargs.setdefault("verify", loopback_ssl_context())
+        kwargs.setdefault("verify", CLIENT_TLS)
         return httpx.Client(base_url=self.base, trust_env=False, **kwargs)
 
     def admin_client(self, **kwargs: Any) -> httpx.Client:
         kwargs.setdefault("timeout", 10.0)
-        kwargs.setdefault("verify", loopback_ssl_context())
+        kwargs.setdefault("verify", CLIENT_TLS)
         return httpx.Client(base_url=self.admin, trust_env=False, **kwargs)
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int:
