@@ -335,12 +335,15 @@ async def _json(send: Send, status: int, payload: dict[str, Any]) -> None:
 def build_admin_application(*, auth_enabled: bool,
                             hosts: HostPolicy = LOOPBACK_ONLY) -> AdminGateway:
     """The whole admin-port ASGI app: gateway -> static files -> Django (ninja API, Django
-    admin). ``hosts``: the ``Host`` values answered (:class:`AdminGateway`). Django must
+    admin; its middleware chain in one thread hop, :mod:`mockd_project.admin_handler`). ``hosts``: the ``Host`` values answered (:class:`AdminGateway`). Django must
     already be set up. This is the only way the admin port is served (``manage.py
     runserver`` refuses to run)."""
+    import django
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-    from django.core.asgi import get_asgi_application
 
-    django_app = ASGIStaticFilesHandler(get_asgi_application())
+    from mockd_project.admin_handler import AdminASGIHandler
+
+    django.setup(set_prefix=False)  # what get_asgi_application() does first
+    django_app = ASGIStaticFilesHandler(AdminASGIHandler())
     return AdminGateway(django_app, auth_enabled=auth_enabled, hosts=hosts,
                         static_prefix=django_app.base_url.path or None)
