@@ -114,47 +114,65 @@ def _share_default_ssl_contexts() -> None:
     transports.create_ssl_context = create_ssl_context
 
 
-#: The slowest test files (a few long tests each: fuzzing, restarts, README walk-throughs),
-#: measured with ``--durations``. They run first so that they do not run alone at the end
-#: while the other workers idle (xdist's own reordering, largest file first, put them last).
-RUN_FIRST = ("test_admin_fuzz.py", "test_cli_server.py", "test_custom_operations.py",
-             "test_restart_merge.py", "test_readme_examples.py", "test_docs_tables.py",
-             "test_import_export.py", "test_admin_extras.py", "test_admin_persistence.py",
-             "test_har_browser.py", "test_admin_secrets_cli.py", "test_data_dir_and_key.py",
-             "test_graphql_wild_schemas.py", "test_config_trust.py")
-
-
-#: The browser test files that take longest (``--durations``), first among the browser tests,
-#: so that the run does not end on one long file while the other workers idle.
-BROWSER_FILES_SLOWEST_FIRST = ("test_dashboard_transfer.py", "test_dashboard_shell.py",
-                               "test_dashboard_mocks.py", "test_dashboard_tables.py",
-                               "test_dashboard_requests.py", "test_dashboard_overview.py",
-                               "test_dashboard_try.py")
+#: The slowest test files (a few long tests each: fuzzing, restarts, README walk-throughs, the
+#: browser files that load the largest pages), measured with ``--durations``. They run first
+#: so that they do not run alone at the end while the other workers idle (xdist's own
+#: reordering, largest file first, put them last). xdist hands each worker two files to begin
+#: with, in this order: a browser file and a busy one alternate in the first rounds.
+RUN_FIRST = ("test_admin_fuzz.py", "test_dashboard_transfer.py", "test_cli_server.py",
+             "test_dashboard_shell.py", "test_custom_operations.py", "test_restart_merge.py",
+             "test_readme_examples.py", "test_docs_tables.py", "test_dashboard_mocks.py",
+             "test_import_export.py", "test_dashboard_tables.py", "test_admin_extras.py",
+             "test_admin_persistence.py", "test_har_browser.py", "test_admin_secrets_cli.py",
+             "test_data_dir_and_key.py", "test_graphql_wild_schemas.py", "test_config_trust.py")
 
 
 def _run_order(item) -> tuple[int, int]:
-    """Sort key: :data:`RUN_FIRST` files, then the other integration tests (real processes),
-    then the unit tests, then the browser tests last; a stable sort keeps each file's tests
-    together and in order.
-
-    The browser tests come last because they share one Chromium per worker
-    (``tests/e2e/conftest.py``): Playwright's sync API keeps an event loop running in the
-    worker's main thread from the first browser test on, and a later test calling
-    ``asyncio.run`` would fail. pytest-xdist's ``loadfile`` hands files out in this order, so
-    a worker that has started a browser test only gets browser tests after it."""
+    """Sort key: :data:`RUN_FIRST` files, then the other integration and browser tests (real
+    processes), then the unit tests; a stable sort keeps each file's tests together and in
+    order. A browser test file starts and stops its own Chromium (``tests/e2e/conftest.py``),
+    so a later test of the same worker may call ``asyncio.run``."""
     path = Path(str(item.path))
     if path.name in RUN_FIRST:
         return 0, RUN_FIRST.index(path.name)
-    if "e2e" in path.parts:
-        return 3, BROWSER_FILES_SLOWEST_FIRST.index(path.name) \
-            if path.name in BROWSER_FILES_SLOWEST_FIRST else len(BROWSER_FILES_SLOWEST_FIRST)
-    return (1 if "integration" in path.parts else 2), 0
+    return (1 if {"integration", "e2e"} & set(path.parts) else 2), 0
+
+
+def _spread_browser_files(items: list) -> list:
+    """``items`` (sorted by :func:`_run_order`) with the browser test files that are not in
+    :data:`RUN_FIRST` spread evenly among the integration files instead of in one block: a
+    browser test mostly waits for the page (Chromium's CPU comes in bursts), so workers busy
+    with browser files at the same time leave the cores idle. Files stay whole and in order."""
+    files: dict[str, list] = {}
+    for item in items:
+        files.setdefault(str(item.path), []).append(item)
+    first, browser, integration, rest = [], [], [], []
+    for name, file_items in files.items():
+        order = _run_order(file_items[0])[0]
+        path = Path(name)
+        if order == 0:
+            first.append(file_items)
+        elif order == 1 and "e2e" in path.parts:
+            browser.append(file_items)
+        elif order == 1:
+            integration.append(file_items)
+        else:
+            rest.append(file_items)
+    merged: list[list] = []
+    step = max(1, len(integration) // (len(browser) + 1))
+    for index, file_items in enumerate(integration):
+        if browser and index % step == step - 1:
+            merged.append(browser.pop(0))
+        merged.append(file_items)
+    merged += browser
+    return [item for file_items in (*first, *merged, *rest) for item in file_items]
 
 
 def pytest_collection_modifyitems(config, items):
     """Order the tests (:func:`_run_order`) and mark each with its protocol area
     (``AREA_PREFIXES``) from its file or folder name."""
     items.sort(key=_run_order)
+    items[:] = _spread_browser_files(items)
     for item in items:
         path = Path(str(item.path))
         name = path.name.removeprefix("test_")
