@@ -57,7 +57,7 @@ mocks:
 
 class FakeAdmin(BaseHTTPRequestHandler):
     """The admin API answers the measured commands read: ``GET /mocks``, ``GET /status``,
-    ``POST /mocks``; 404 otherwise."""
+    ``GET /state/operations``, ``POST /mocks``; 404 otherwise."""
 
     def _send(self, status: int, document: object) -> None:
         body = json.dumps(document).encode()
@@ -71,6 +71,8 @@ class FakeAdmin(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path == "/mocks":
             self._send(200, {"mocks": [], "count": 0})
+        elif path == "/state/operations":
+            self._send(200, {"operations": [], "count": 0})
         elif path == "/status":
             self._send(200, {"status": "running", "version": "bench", "httpPort": 4280,
                              "adminPort": 4290, "mockCount": 0, "activeMocks": 0,
@@ -99,6 +101,7 @@ def commands(admin_url: str, config: Path) -> dict[str, list[str]]:
         "status": [*client, "status"],
         "add": [*client, "add", "--path", "/bench", "--body", "{}"],
         "admin key": ["admin", "key"],
+        "stateful custom list": [*client, "stateful", "custom", "list"],
         "import --dry-run": ["import", "--dry-run", str(config)],
     }
 

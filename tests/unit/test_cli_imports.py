@@ -100,6 +100,7 @@ CLIENT = ["--admin-url", "URL", "--api-key", "k"]
     pytest.param([*CLIENT, "http", "add", "--path", "/x", "--sse-event", "a:b"],
                  id="http add with sse"),
     pytest.param(["admin", "key"], id="admin key"),
+    pytest.param([*CLIENT, "stateful", "custom", "list"], id="stateful custom list"),
 ])
 def test_client_command_loads_no_django_config_models_or_protocol_library(argv, loaded):
     modules = loaded(argv)
