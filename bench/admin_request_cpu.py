@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,21 +26,15 @@ from pathlib import Path
 
 import httpx
 
-from benchenv import add_tree_arguments, child_env, trees_of
-from engine_start import MOCKD, cpu_seconds
-from full_start import free_port, wait_ready
+from benchenv import add_tree_arguments, tree_envs, trees_of
+from engine_start import cpu_seconds, stop
+from full_start import launch, wait_ready
 
 
 def one_round(config: Path, requests: int, env: dict[str, str], tree: Path,
               data_dir: Path) -> tuple[float, float]:
     """``(server CPU ms per request, client wall ms per request)`` of one server."""
-    port, admin_port, engine_port = free_port(), free_port(), free_port()
-    process = subprocess.Popen([MOCKD, "start", "-c", str(config), "--port", str(port),
-                                "--admin-port", str(admin_port), "--engine-port",
-                                str(engine_port), "--data-dir", str(data_dir), "--no-auth"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               stdin=subprocess.DEVNULL, env=env, cwd=tree,
-                               start_new_session=True)
+    process, _, admin_port = launch(config, env, tree, data_dir)
     try:
         with httpx.Client(timeout=2.0, trust_env=False) as client:
             wait_ready(process, client, [f"http://127.0.0.1:{admin_port}/health"],
@@ -64,12 +56,7 @@ def one_round(config: Path, requests: int, env: dict[str, str], tree: Path,
         cpu = cpu_seconds(process.pid) - before
         connection.close()
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        stop(process)
     return 1000 * cpu / (2 * requests), 1000 * wall / (2 * requests)
 
 
@@ -83,13 +70,9 @@ def main() -> int:
     figures: dict[Path, list[tuple[float, float]]] = {tree: [] for tree in trees}
     config = arguments.config.resolve()
     with tempfile.TemporaryDirectory(prefix="mockd-bench-") as folder:
-        envs = {}
-        for number, tree in enumerate(trees):
-            (Path(folder) / str(number)).mkdir()
-            envs[tree] = child_env(Path(folder) / str(number), tree, False)
-            envs[tree]["HOME"] = str(Path(folder) / str(number))
-            envs[tree]["MOCKD_TESTS_CHEAP_PASSWORD_HASH"] = "insecure-md5-for-tests"
-            envs[tree]["MOCKD_ADMIN_RATE_LIMIT"] = "0"  # 100 requests/s would be refused
+        # The admin rate limit (100 requests/s) would refuse the loop's requests.
+        envs = tree_envs(Path(folder), trees, MOCKD_ADMIN_RATE_LIMIT="0",
+                         MOCKD_TESTS_CHEAP_PASSWORD_HASH="insecure-md5-for-tests")
         for index in range(arguments.rounds):
             for number, tree in enumerate(trees):  # alternating: load changes hit both
                 data_dir = Path(folder) / str(number) / f"data-{index}"

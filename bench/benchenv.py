@@ -31,6 +31,18 @@ def child_env(folder: Path, tree: Path, no_bytecode: bool) -> dict[str, str]:
     return env
 
 
+def tree_envs(folder: Path, trees: list[Path], no_bytecode: bool = False,
+              **extra: str) -> dict[Path, dict[str, str]]:
+    """``{tree: child environment}`` for each tree, each in a new sub-folder ``<index>`` of
+    ``folder`` that is also its ``HOME``, with ``extra`` variables set (:func:`child_env`)."""
+    envs = {}
+    for number, tree in enumerate(trees):
+        home = folder / str(number)
+        home.mkdir()
+        envs[tree] = {**child_env(home, tree, no_bytecode), "HOME": str(home), **extra}
+    return envs
+
+
 def add_tree_arguments(parser: argparse.ArgumentParser) -> None:
     """``--config`` (default ``examples/quickstart.yaml``), ``--tree`` (the checkout to run,
     default this one) and ``--alternate DIR`` (another checkout run alternately with it, run

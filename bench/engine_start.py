@@ -47,6 +47,16 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+
+def stop(process: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL after 10 s; waits for the exit."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)
+
 def one_run(config: Path, timeout: float, env: dict[str, str],
             tree: Path) -> tuple[float, float]:
     """``(seconds from launch to the URL line, CPU seconds the engine used until then)``;
@@ -76,12 +86,7 @@ def one_run(config: Path, timeout: float, env: dict[str, str],
             raise RuntimeError(f"unexpected first line: {buffer!r}")
         return elapsed, used
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        stop(process)
 
 
 def main() -> int:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import resource
-import signal
 import socket
 import statistics
 import subprocess
@@ -42,7 +41,7 @@ from pathlib import Path
 import httpx
 
 from benchenv import add_tree_arguments, child_env, trees_of
-from engine_start import MOCKD, cpu_seconds
+from engine_start import MOCKD, cpu_seconds, stop
 
 
 def free_port() -> int:
@@ -75,18 +74,26 @@ def wait_ready(process: subprocess.Popen, client: httpx.Client, urls: list[str],
             time.sleep(0.01)
 
 
-def one_run(config: Path, timeout: float, env: dict[str, str], tree: Path,
-            data_dir: Path) -> tuple[float, float, float]:
-    """``(wall, cpu until ready, cpu of the process tree until exit)`` in seconds."""
+def launch(config: Path, env: dict[str, str], tree: Path,
+           data_dir: Path) -> tuple[subprocess.Popen, int, int]:
+    """``(process, mock port, admin port)`` of ``mockd start -c config --no-auth`` launched on
+    free loopback ports with ``data_dir`` (not waited for)."""
     port, admin_port, engine_port = free_port(), free_port(), free_port()
-    before = children_cpu()
-    started = time.perf_counter()
     process = subprocess.Popen([MOCKD, "start", "-c", str(config), "--port", str(port),
                                 "--admin-port", str(admin_port), "--engine-port",
                                 str(engine_port), "--data-dir", str(data_dir), "--no-auth"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                stdin=subprocess.DEVNULL, env=env, cwd=tree,
                                start_new_session=True)
+    return process, port, admin_port
+
+
+def one_run(config: Path, timeout: float, env: dict[str, str], tree: Path,
+            data_dir: Path) -> tuple[float, float, float]:
+    """``(wall, cpu until ready, cpu of the process tree until exit)`` in seconds."""
+    before = children_cpu()
+    started = time.perf_counter()
+    process, port, admin_port = launch(config, env, tree, data_dir)
     try:
         admin = f"http://127.0.0.1:{admin_port}"
         with httpx.Client(timeout=2.0, trust_env=False) as client:
@@ -97,12 +104,7 @@ def one_run(config: Path, timeout: float, env: dict[str, str], tree: Path,
         wall = time.perf_counter() - started
         cpu = cpu_seconds(process.pid)
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        stop(process)
     return wall, cpu, children_cpu() - before
 
 
