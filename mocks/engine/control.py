@@ -141,6 +141,9 @@ class EngineControl(TableControl, ChaosControl):
         thread while the loop keeps serving, then is swapped in on the loop. Loads are
         serialised.
 
+        Returns once the listeners of the new config (gRPC servers, MQTT brokers...) have
+        started or failed to (at most 30 s).
+
         Raises :class:`ConfigError` naming the key; the old snapshot then stays live.
         Returns ``{"message": "Configuration loaded", "mocks": <count>}``.
         """
@@ -154,6 +157,10 @@ class EngineControl(TableControl, ChaosControl):
                 else:
                     snapshot = self.engine.compile(config, base_dir)
             self.engine.swap(snapshot)
+        # The answer means the new config serves: a gRPC server or MQTT broker of a new mock
+        # accepts connections once the caller hears back (its start is logged and listed in
+        # the listener failures when its port cannot be had).
+        await self.engine.listeners.settled()
         self._note_workspaces(snapshot)
         return {"message": "Configuration loaded", "mocks": snapshot.mock_count}
 

@@ -44,6 +44,9 @@ class ListenerSupervisor:
         self.failures: dict[str, str] = {}
         self._lock: asyncio.Lock | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        #: The loop of the last reconciliation that ran to its end: the loop the listeners
+        #: serve on (a config applied before the server runs compiles on a short-lived loop).
+        self._serving_loop: asyncio.AbstractEventLoop | None = None
 
     def _serialised(self) -> asyncio.Lock:
         if self._lock is None:
@@ -81,6 +84,7 @@ class ListenerSupervisor:
                 self.running[name] = service
             for name in [name for name in self.failures if name not in wanted]:
                 del self.failures[name]
+            self._serving_loop = asyncio.get_running_loop()
 
     def schedule(self, wanted: Mapping[str, ListenerService]) -> None:
         """Reconcile soon on the running event loop (called right after a snapshot swap).
@@ -97,6 +101,18 @@ class ListenerSupervisor:
         task = loop.create_task(self.reconcile(dict(wanted)))
         self._tasks.add(task)  # keep a reference until it finishes
         task.add_done_callback(self._tasks.discard)
+
+    async def settled(self, timeout: float = 30.0) -> None:
+        """Wait until every reconciliation scheduled so far (:meth:`schedule`) has finished, at
+        most ``timeout`` seconds: then the listeners of the live snapshot serve, or their
+        start failed and is in :attr:`failures`. Never raises for a service's error. Waits
+        only on the loop the listeners serve on: a config applied before the server runs (on
+        a short-lived loop) leaves their start to the server's first reconciliation."""
+        if asyncio.get_running_loop() is not self._serving_loop:
+            return
+        pending = [task for task in self._tasks if not task.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=timeout)
 
     async def stop_all(self) -> None:
         """Stop every running listener (server shutdown)."""

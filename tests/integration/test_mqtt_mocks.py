@@ -485,6 +485,24 @@ def test_admin_lists_brokers_status_clients_and_ports_and_disconnects_a_client(c
         assert admin.delete("/mqtt-connections/none").status_code == 404
 
 
+def test_a_broker_added_through_the_admin_api_accepts_connections_once_it_answers(server):
+    """POST /mocks answers after the new mock's broker listens: a client connecting right
+    after the 201 gets its CONNACK (no retry)."""
+    with server.admin_client() as admin:
+        for _ in range(3):
+            port = free_port()
+            created = admin.post("/mocks", json={"type": "mqtt",
+                                                 "mqtt": {"port": port, "topics": []}})
+            assert created.status_code == 201, created.text
+            with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as raw:
+                # CONNECT, MQTT 3.1.1, clean session, keepalive 30 s, client id "at-once"
+                raw.sendall(bytes([0x10, 19, 0, 4]) + b"MQTT" + bytes([4, 2, 0, 30, 0, 7])
+                            + b"at-once")
+                raw.settimeout(TIMEOUT)
+                assert raw.recv(4) == bytes([0x20, 2, 0, 0])  # CONNACK, accepted
+            assert admin.delete(f"/mocks/{created.json()['id']}").status_code == 204
+
+
 def test_recording_filters_and_converts_into_a_mock_that_serves_the_same_messages(
         client, server):
     with server.admin_client() as admin:
