@@ -26,9 +26,13 @@ from mocks.config import ConfigFile
 from mocks.engine.core import Engine
 from mocks.loader import validate_config
 from mocks.core.request import MockRequest
+from tests import fork_launcher
 from tests.client_tls import CLIENT_TLS
 
 MOCKD = str(Path(sys.executable).parent / "mockd")
+#: ``mockd`` commands that :class:`MockdProcess` forks from the worker's launcher
+#: (:mod:`tests.fork_launcher`) instead of exec'ing: the long-running servers.
+SERVER_COMMANDS = ("start", "serve", "engine")
 STARTUP_TIMEOUT = 30.0
 
 
@@ -170,9 +174,12 @@ class MockdProcess:
         self.argv = argv
         self.log_path = log_path
         self._log = open(log_path, "wb")
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self._log,
-                                     stdin=subprocess.DEVNULL, cwd=cwd, env=env,
-                                     start_new_session=True)
+        if argv[0] == MOCKD and len(argv) > 1 and argv[1] in SERVER_COMMANDS:
+            self.proc = fork_launcher.launch(argv, env, cwd, subprocess.PIPE, self._log)
+        else:
+            self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self._log,
+                                         stdin=subprocess.DEVNULL, cwd=cwd, env=env,
+                                         start_new_session=True)
         self.base = ""
         self.admin = ""
 
@@ -295,7 +302,6 @@ def start_server(tmp_path: Path, config: Any = None, *, extra_args: list[str] = 
 
 def run_mockd(args: list[str], tmp_path: Path, timeout: float = 60,
               **env: str) -> subprocess.CompletedProcess:
-    """Run one ``mockd`` command to completion and capture its output."""
-    return subprocess.run([MOCKD, *args], capture_output=True, text=True, timeout=timeout,
-                          cwd=tmp_path, env=isolated_env(tmp_path, **env),
-                          stdin=subprocess.DEVNULL)
+    """Run one ``mockd`` command to completion and capture its output (forked from the
+    worker's launcher, :func:`tests.fork_launcher.run`)."""
+    return fork_launcher.run([MOCKD, *args], isolated_env(tmp_path, **env), tmp_path, timeout)
