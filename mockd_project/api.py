@@ -183,9 +183,25 @@ class AdminAPI(NinjaAPI):
     """The NinjaAPI of the admin port; its OpenAPI document also carries the config schema
     (``Mock``, ``ConfigFile`` and their parts) that request bodies refer to."""
 
-    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> Any:
-        """The OpenAPI document with the config-schema components added."""
-        schema = super().get_openapi_schema(*args, **kwargs)
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._openapi_documents: dict[tuple, Any] = {}
+
+    def get_openapi_schema(self, *, path_prefix: str | None = None,
+                           path_params: dict[str, Any] | None = None) -> Any:
+        """The OpenAPI document with the config-schema components added: a dict, built once
+        per ``path_prefix``/``path_params`` (the routes do not change while the server runs;
+        the first build takes about half a second of CPU) and shared, so callers must not
+        change it."""
+        key = (path_prefix, tuple(sorted((path_params or {}).items())))
+        cached = self._openapi_documents.get(key)
+        if cached is None:
+            cached = self._openapi_documents[key] = self._build_openapi_schema(
+                path_prefix=path_prefix, path_params=path_params)
+        return cached
+
+    def _build_openapi_schema(self, **kwargs: Any) -> Any:
+        schema = super().get_openapi_schema(**kwargs)
         components = schema.setdefault("components", {})
         schemas = components.setdefault("schemas", {})
         for model in (MockConfig, ConfigFile):
