@@ -25,6 +25,7 @@ import signal
 import socket
 import ssl
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -564,6 +565,9 @@ def run_server(options: RunOptions) -> NoReturn:
 
 def serve(options: RunOptions) -> int:
     """Run until stopped; returns the process exit status (0 on a clean stop)."""
+    # Uptime counts from here, not from when this module was imported (an embedding
+    # process may have imported it long before).
+    runtime.started_at = time.time()
     logging.basicConfig(level=options.log_level.upper(), format="%(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
     try:

@@ -17,7 +17,7 @@ class Runtime:
 
     Attributes:
         control: the ``EngineControl`` the admin side drives (None until the runner sets it).
-        started_at: epoch seconds when the process started.
+        started_at: epoch seconds when the server started (set by ``runner.serve``).
         ready: True once the startup configuration is loaded (``/ready`` follows it).
         ports: listening ports by role: ``data``, ``https``, ``admin``, ``control``.
         tls_listeners: the roles of :attr:`ports` that serve TLS (``https``, ``admin``).

@@ -1,18 +1,20 @@
-"""``mockd`` server commands for the tests, forked from a process that imported the server's
+"""``mockd`` commands for the tests, forked from a process that imported the server's
 libraries once.
 
 A server start is mostly imports: Django, pydantic, uvicorn and the rest take about 0.6 of the
 0.85 s of CPU a ``mockd start`` costs on an idle core, and the suite starts some 230 servers.
-:func:`serve` (``python -m tests.fork_launcher``, one per test worker) imports those
+:func:`serve` (one launcher process per test worker, started on first use) imports those
 libraries, then for every request forks a child that runs ``mockd_project.cli.main`` with the
 request's arguments, environment, working directory and standard streams, in a new session,
 and reports the child's exit status when it ends.
 
-What a child runs is the ``mockd`` command's own code from its entry point on. mockd's own
-modules are not kept in the launcher: it imports them to pull in their libraries, then drops
-them, so every child imports them afresh (module-level state, and which of them a start path
-loads, are the command's own). What differs from an exec'd ``mockd``: third-party modules are
-already imported, and ``/proc/<pid>/cmdline`` names the launcher.
+What a child runs is the ``mockd`` command's own code from its entry point on. What differs
+from an exec'd ``mockd``: modules that import without Django's settings (libraries, and
+mockd's own Django-free ones) are already imported, and ``/proc/<pid>/cmdline`` names the
+launcher. That is the same as a fresh import as long as no module does anything at import
+that depends on the process (its environment, folder, clock or PID):
+``tests/unit/test_fork_launcher.py`` checks mockd's modules that the launcher keeps. Django's
+settings are never loaded in the launcher (they read the data dir from the environment).
 
 :func:`launch` is the test side: a :class:`ForkedProcess` (the part of
 :class:`subprocess.Popen` that :class:`tests.helpers.MockdProcess` and the tests use) when
@@ -38,9 +40,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-#: mockd's own top-level packages: imported by the launcher for their libraries, then dropped.
+#: mockd's own top-level packages.
 OWN_PACKAGES = ("mockd", "mockd_project", "mocks", "tables", "oidc", "proxy", "recordings",
                 "chaos")
+#: Modules whose presence in ``sys.modules`` a start path reads, so the launcher must not
+#: hold them (``mocks.engine.core`` binds custom table operations only when one is loaded).
+NOT_PRELOADED = ("tables.operations", "mockd_project.settings")
 #: What the launcher imports. mockd's entry points pull in most libraries; the Django modules
 #: a full start loads while it sets up (the admin app, forms, templates, migrations) are
 #: named. A module that cannot be imported before Django's settings exist is loaded by the
@@ -69,20 +74,21 @@ def _interpreter_env(env: dict[str, str]) -> dict[str, str]:
             if key.startswith(INTERPRETER_ENV_PREFIXES)}
 
 
-def _preload() -> None:
-    """Import :data:`PRELOAD` (failures ignored), then drop mockd's own modules. Django's
-    settings stay unloaded: they depend on each command's environment (its data dir)."""
+def _preload() -> list[str]:
+    """Import :data:`PRELOAD` (failures ignored); returns mockd's own modules now loaded.
+    Django's settings stay unloaded: they depend on each command's environment (its data
+    dir)."""
     os.environ.pop("DJANGO_SETTINGS_MODULE", None)
     for name in PRELOAD:
         try:
             importlib.import_module(name)
         except Exception:  # needs Django's settings or apps: the child imports it
             pass
-    for name in [name for name in sys.modules if name.split(".")[0] in OWN_PACKAGES]:
-        del sys.modules[name]
-    importlib.invalidate_caches()
     from django.conf import settings
     assert not settings.configured, "a preloaded module loaded Django's settings"
+    held = [name for name in NOT_PRELOADED if name in sys.modules]
+    assert not held, f"the launcher must not hold {held}"
+    return sorted(name for name in sys.modules if name.split(".")[0] in OWN_PACKAGES)
 
 
 def _run_child(request: dict[str, Any], fds: list[int], channel: socket.socket,

@@ -3,9 +3,14 @@ would: same output, exit status, working directory and environment, a fresh impo
 own modules, a session of its own, and the exit status of a signal."""
 from __future__ import annotations
 
+import ast
+import importlib.util
+import json
 import os
 import signal
 import subprocess
+import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -60,3 +65,67 @@ def test_a_server_reads_paths_from_its_folder_leads_its_own_session_and_reports_
     finally:
         if process.poll() is None:
             process.kill()
+
+
+#: Calls whose result depends on the process that makes them: made at import by a module the
+#: launcher keeps, they would hold the launcher's value in every forked command.
+PROCESS_DEPENDENT_CALLS = frozenset({
+    "getenv", "getcwd", "cwd", "home", "expanduser", "getpid", "getppid", "time", "monotonic",
+    "perf_counter", "now", "utcnow", "today", "urandom", "token_hex", "token_urlsafe",
+    "token_bytes", "uuid1", "uuid4", "random", "randint", "getrandbits", "gethostname"})
+
+
+class _ImportTimeCalls(ast.NodeVisitor):
+    """Collects the process-dependent calls and ``os.environ`` reads a module makes while it
+    is imported: its top-level statements and class bodies, function defaults and decorators
+    (not function bodies)."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[int, str]] = []
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        for expression in [*node.decorator_list, *node.args.defaults,
+                           *(d for d in node.args.kw_defaults if d is not None)]:
+            self.visit(expression)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        return None
+
+    def visit_Call(self, node: ast.Call) -> None:
+        function = node.func
+        name = function.attr if isinstance(function, ast.Attribute) else \
+            function.id if isinstance(function, ast.Name) else ""
+        if name in PROCESS_DEPENDENT_CALLS:
+            self.found.append((node.lineno, f"{name}()"))
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr == "environ":
+            self.found.append((node.lineno, "environ"))
+        self.generic_visit(node)
+
+
+def test_mockd_modules_the_launcher_keeps_do_nothing_process_dependent_at_import():
+    root = Path(__file__).resolve().parents[2]
+    listed = subprocess.run(
+        [sys.executable, "-c", "import json, sys; sys.path.insert(0, sys.argv[1]); "
+                               "from tests.fork_launcher import _preload; "
+                               "print(json.dumps(_preload()))", str(root)],
+        capture_output=True, text=True, timeout=120, cwd=root,
+        env={key: value for key, value in os.environ.items()
+             if key != "DJANGO_SETTINGS_MODULE"})
+    assert listed.returncode == 0, listed.stderr
+    kept = json.loads(listed.stdout)
+    # The launcher does keep mockd's Django-free start path (else it would save little).
+    assert {"mocks.config", "mocks.engine.control", "mockd_project.cli"} <= set(kept)
+    problems = []
+    for name in kept:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            continue
+        visitor = _ImportTimeCalls()
+        visitor.visit(ast.parse(Path(spec.origin).read_text(encoding="utf-8")))
+        problems += [f"{name}:{line}: {what}" for line, what in visitor.found]
+    assert not problems, problems
