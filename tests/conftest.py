@@ -58,6 +58,32 @@ def pytest_xdist_auto_num_workers(config):
     return cores + 1
 
 
+#: Browser test files (``tests/e2e/``) form this many groups under pytest-xdist; a group runs
+#: on one worker, file after file, in one Chromium (``tests/e2e/conftest.py``), instead of a
+#: Chromium and its Playwright driver started per file (about 2 s of CPU each).
+BROWSER_GROUPS = 2
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with the browser test files in :data:`BROWSER_GROUPS` groups (the
+    files in name order, dealt in turn); every other file is a unit of its own, as usual."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    browser_files = sorted(path.name for path in (Path(__file__).parent / "e2e").glob("test_*.py"))
+
+    class BrowserGroupScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            folder, _, name = scope.rpartition("/")
+            if folder == "tests/e2e" and name in browser_files:
+                return f"tests/e2e browser group {browser_files.index(name) % BROWSER_GROUPS}"
+            return scope
+
+    return BrowserGroupScheduling(config, log)
+
+
 def pytest_configure(config):
     """Load the Django settings so pytest-django sets Django up (its own hook runs last and
     only sets up Django when the settings are already configured)."""

@@ -99,25 +99,62 @@ def data(dashboard_server) -> Iterator[httpx.Client]:
 ONLY_LOOPBACK = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 
 
-@pytest.fixture(scope="module")
-def browser(server_start) -> Iterator[Any]:
-    """A headless Chromium for one test module (each test in a context of its own,
-    :func:`page`), stopped with Playwright at the end of the module. Playwright's sync API
-    keeps an asyncio event loop set as running in the main thread while it is started; once
-    it is stopped, a later test of the same process may call ``asyncio.run`` again, so the
-    browser test files can run among the others. The module's server boots meanwhile
-    (``server_start``)."""
-    executable = chromium_executable()
-    from playwright.sync_api import sync_playwright
+class _SharedBrowser:
+    """One Playwright driver and headless Chromium for the browser test files a worker runs
+    in a row (``tests/conftest.py`` deals them out in groups), each test in a context of its
+    own (:func:`page`). Stopped after the last browser test before any other test: Playwright's
+    sync API keeps an asyncio event loop set as running in the main thread while it is
+    started, and a later test of the same process may call ``asyncio.run``."""
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=executable, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", ONLY_LOOPBACK])
+    def __init__(self) -> None:
+        self.playwright_manager: Any = None
+        self.browser: Any = None
+
+    def get(self) -> Any:
+        if self.browser is None:
+            executable = chromium_executable()
+            from playwright.sync_api import sync_playwright
+
+            self.playwright_manager = sync_playwright()
+            playwright = self.playwright_manager.__enter__()
+            try:
+                self.browser = playwright.chromium.launch(
+                    executable_path=executable, headless=True,
+                    args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                          ONLY_LOOPBACK])
+            except BaseException:
+                self.stop()
+                raise
+        return self.browser
+
+    def stop(self) -> None:
+        browser, manager = self.browser, self.playwright_manager
+        self.browser = self.playwright_manager = None
         try:
-            yield browser
+            if browser is not None:
+                browser.close()
         finally:
-            browser.close()
+            if manager is not None:
+                manager.__exit__(None, None, None)
+
+
+_shared_browser = _SharedBrowser()
+
+
+@pytest.fixture(scope="module")
+def browser(server_start) -> Any:
+    """The worker's headless Chromium (:class:`_SharedBrowser`), started while the module's
+    server boots (``server_start``) when no browser test ran just before."""
+    return _shared_browser.get()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem) -> None:
+    """After a browser test's own teardown: stop the shared browser when the next test is not
+    a browser test (or there is none)."""
+    folder = Path(__file__).resolve().parent
+    if nextitem is None or Path(str(nextitem.path)).resolve().parent != folder:
+        _shared_browser.stop()
 
 
 class OriginGuard:
