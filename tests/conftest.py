@@ -71,7 +71,8 @@ def pytest_xdist_make_scheduler(config, log):
         return None
     from xdist.scheduler import LoadFileScheduling
 
-    browser_files = sorted(path.name for path in (Path(__file__).parent / "e2e").glob("test_*.py"))
+    browser_files = sorted(path.name
+                           for path in (Path(__file__).parent / "e2e").glob("test_*.py"))
 
     class BrowserGroupScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:

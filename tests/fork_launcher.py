@@ -40,6 +40,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+#: The repository: the launcher imports this module from here.
+ROOT = str(Path(__file__).resolve().parents[1])
 #: mockd's own top-level packages.
 OWN_PACKAGES = ("mockd", "mockd_project", "mocks", "tables", "oidc", "proxy", "recordings",
                 "chaos")
@@ -53,8 +55,9 @@ NOT_PRELOADED = ("tables.operations", "mockd_project.settings")
 PRELOAD = (
     "mockd_project.cli", "mockd_project.runner", "mockd_project.engine_start",
     "mockd_project.admin_handler", "mocks.engine.app", "mocks.engine.control", "mocks.config",
-    "mocks.loader", "django.contrib.admin", "django.contrib.auth.hashers", "django.contrib.sessions.backends.base",
-    "django.contrib.staticfiles.handlers", "django.contrib.staticfiles.finders",
+    "mocks.loader", "django.contrib.admin", "django.contrib.auth.hashers",
+    "django.contrib.sessions.backends.base", "django.contrib.staticfiles.handlers",
+    "django.contrib.staticfiles.finders",
     "django.db.models", "django.db.backends.sqlite3.base", "django.db.backends.sqlite3.schema",
     "django.db.migrations.executor", "django.db.migrations.autodetector",
     "django.core.handlers.asgi", "django.core.management.sql", "django.middleware.csrf",
@@ -111,8 +114,10 @@ def _run_child(request: dict[str, Any], fds: list[int], channel: socket.socket,
         os.environ.clear()
         os.environ.update(request["env"])
         sys.argv = list(request["argv"])
-        # An exec'd script has its own folder first on sys.path (the venv's bin).
-        sys.path[0] = str(Path(request["argv"][0]).parent)
+        # An exec'd script has its own folder first on sys.path (the venv's bin), and neither
+        # the working folder nor the repository (the launcher's).
+        sys.path[:] = [str(Path(request["argv"][0]).parent),
+                       *(entry for entry in sys.path if entry not in ("", ROOT))]
         from mockd_project.cli import main
         try:
             main(args=request["argv"][1:], prog_name="mockd")
@@ -188,15 +193,14 @@ class _Launcher:
 
     def __init__(self, env: dict[str, str]):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        root = Path(__file__).resolve().parents[1]
         self.env = env
         self.process = subprocess.Popen(
             [sys.executable, "-c",
-             f"import sys; sys.path.insert(0, {str(root)!r}); "
+             f"import sys; sys.path.insert(0, {ROOT!r}); "
              f"from tests.fork_launcher import serve; serve({theirs.fileno()})"],
             # Never the worker's own stdout: pytest-xdist talks to its workers over it.
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            cwd=root, env=env, start_new_session=True)
+            cwd=ROOT, env=env, start_new_session=True)
         theirs.close()
         self.channel = ours
         self.lock = threading.Lock()

@@ -5,9 +5,8 @@ Chromium is Debian's (``tests.thirdparty.chromium_executable``: ``$MOCKD_TEST_CH
 ``chromium-headless-shell``, else ``chromium``); Playwright never downloads a browser. Without
 Chromium or Playwright the tests skip with the reason, except under CI (``$CI`` true), where
 they fail: ``.ci/run`` installs chromium-headless-shell and the ``dev`` extra installs
-Playwright. Pages may only reach the server
-under test: Chromium resolves no host but 127.0.0.1, and a request to any other origin fails
-the test (the dashboard works offline).
+Playwright. Pages may only reach the server under test: Chromium resolves no host but
+127.0.0.1, and a request to any other origin fails the test (the dashboard works offline).
 
 Screenshots (of the window, not the whole page) go to ``$MOCKD_TEST_ARTIFACTS`` (default
 ``tests/artifacts/``, not committed): ``screenshot(page, "mocks")`` writes
