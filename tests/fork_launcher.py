@@ -208,6 +208,7 @@ class _Launcher:
         self.exits: dict[int, int] = {}
         self.exited = threading.Condition()
         self.closed = False
+        self.started = time.monotonic()
         threading.Thread(target=self._read, daemon=True, name="fork-launcher").start()
 
     def _read(self) -> None:

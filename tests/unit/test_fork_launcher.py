@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -17,7 +18,7 @@ import pytest
 import yaml
 
 from tests import fork_launcher
-from tests.helpers import MOCKD, http_mock, isolated_env, make_config
+from tests.helpers import MOCKD, http_mock, isolated_env, make_config, start_server
 
 pytestmark = pytest.mark.skipif(os.environ.get("MOCKD_TESTS_FORK") == "0",
                                 reason="MOCKD_TESTS_FORK=0 runs every command by exec")
@@ -65,6 +66,21 @@ def test_a_server_reads_paths_from_its_folder_leads_its_own_session_and_reports_
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def test_a_forked_servers_uptime_counts_from_its_own_start(tmp_path):
+    """The launcher imported mockd's modules before this server was asked for: the admin's
+    uptime must still count from the server's start (runner.serve)."""
+    launcher = fork_launcher._launcher_for(isolated_env(tmp_path))
+    assert launcher is not None
+    deadline = time.monotonic() + 5
+    while time.monotonic() - launcher.started < 2.5:  # the launcher is older than 2 s
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    before = time.monotonic()
+    with start_server(tmp_path) as server:
+        uptime = httpx.get(server.admin + "/health", trust_env=False).json()["uptime"]
+        assert uptime <= time.monotonic() - before + 1
 
 
 #: Calls whose result depends on the process that makes them: made at import by a module the
